@@ -1,0 +1,110 @@
+"""The execution config format (SPEC section 4) as pydantic models."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+from benchwright.task.model import StrList, Version, _listish
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Toggle(Strict):
+    """A parameter or criterion switched on or off (the thesis's ``{name, enabled}``)."""
+
+    name: str = Field(min_length=1)
+    enabled: bool = True
+
+
+def _toggles(value: Any) -> Any:
+    """Accept ``[{name, enabled}]``, ``[name]`` and ``{name: bool}``."""
+    value = _listish(value)
+    if isinstance(value, dict):
+        return [{"name": k, "enabled": bool(v) if v is not None else True} for k, v in value.items()]
+    if isinstance(value, list):
+        return [{"name": v} if isinstance(v, str) else v for v in value]
+    return value
+
+
+Toggles = Annotated[list[Toggle], BeforeValidator(_toggles)]
+
+
+class ModelSpec(Strict):
+    """A model under test with its own settings."""
+
+    id: str = Field(min_length=1, description="provider/model, or a bare id for the default provider")
+    name: str | None = Field(default=None, description="Label in reports (defaults to id).")
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, gt=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    stop: list[str] | None = None
+    seed: int | None = None
+    system_prompt: str | None = None
+    cutoff: dt.date | None = Field(
+        default=None, description="Training cut-off: only tasks released after it are scored."
+    )
+
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+    def request_params(self) -> dict[str, Any]:
+        return self.model_dump(
+            exclude_none=True, include={"temperature", "max_tokens", "top_p", "stop", "seed", "system_prompt"}
+        )
+
+
+def _models(value: Any) -> Any:
+    value = _listish(value)
+    if isinstance(value, list):
+        return [{"id": v} if isinstance(v, str) else v for v in value]
+    return value
+
+
+class Limits(Strict):
+    test_timeout_s: float = Field(default=10.0, gt=0, le=3600)
+    memory_mb: int = Field(default=1024, ge=32)
+    output_bytes: int = Field(default=64 * 1024, ge=1024)
+    concurrency: int | None = Field(default=None, ge=1, description="Parallel executions (default: cores).")
+
+
+class ExecConfig(Strict):
+    """Which tasks, parameters, criteria and models a run uses."""
+
+    version: Version = 1
+    name: str | None = None
+    task_sources: StrList = Field(default_factory=list)
+    difficulties: StrList = Field(default_factory=list)
+    areas: StrList = Field(default_factory=list)
+    languages: StrList = Field(default_factory=list)
+    tags: StrList = Field(default_factory=list)
+    released_after: dt.date | None = None
+    parameters: Toggles = Field(default_factory=list)
+    criteria: Toggles = Field(default_factory=list)
+    llm_judge: str | None = Field(default=None, alias="llm-judge")
+    llms: Annotated[list[ModelSpec], BeforeValidator(_models)] = Field(default_factory=list)
+    samples: int = Field(default=1, ge=1, le=10_000)
+    cache: bool | Literal["refresh"] = True
+    limits: Limits = Field(default_factory=Limits)
+    thresholds: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("limits", mode="before")
+    @classmethod
+    def _limits_none(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _thresholds_none(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    def enabled_parameters(self) -> dict[str, bool]:
+        return {p.name: p.enabled for p in self.parameters}
+
+    def enabled_criteria(self) -> list[str]:
+        return [c.name for c in self.criteria if c.enabled]

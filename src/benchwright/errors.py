@@ -1,0 +1,73 @@
+"""The one exception tree of benchwright.
+
+::
+
+    BenchwrightError
+     ├── UserError            bad input the user can fix; printed without a traceback, exit 2
+     │    ├── InputError      one or more located problems in files (see ``Problem``)
+     │    └── PluginNotFound  a criterion, provider, language or sandbox name nobody registered
+     ├── MissingDependency    an optional extra is needed (the message names it)
+     └── InfraError           the harness, sandbox, toolchain or provider failed (sample -> infra_error)
+
+Expected failures of generated code (a test failed, a program crashed) are values, not
+exceptions: they end up in result records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One located problem in an input file."""
+
+    file: str
+    message: str
+    path: str = ""
+    """The place in the document, e.g. ``tasks[3].task.languages_specific.python.hidden_tests[0]``."""
+    line: int | None = None
+    """1-based line number, when known."""
+    hint: str = ""
+    severity: str = "error"
+    """``error`` or ``warning``."""
+
+    def render(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+        text = f"{where}: {self.severity}: "
+        if self.path:
+            text += f"{self.path}: "
+        text += self.message
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return text
+
+
+class BenchwrightError(Exception):
+    """Base of every error benchwright raises on purpose."""
+
+
+class UserError(BenchwrightError):
+    """Bad input the user can fix. The CLI prints it without a traceback and exits 2."""
+
+
+class InputError(UserError):
+    """One or more problems located in input files."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = [p for p in problems if p.severity == "error"] or problems
+        super().__init__("\n".join(p.render() for p in self.problems))
+
+
+class PluginNotFound(UserError):
+    """No plug-in of that kind is registered under that name."""
+
+
+class MissingDependency(BenchwrightError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+class InfraError(BenchwrightError):
+    """The harness, sandbox, toolchain or provider failed: never counted against a model."""

@@ -1,0 +1,104 @@
+"""The language interface: turn a solution and its test cases into per-test outcomes."""
+
+from __future__ import annotations
+
+import abc
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
+
+TestStatus = Literal["pass", "fail", "error", "timeout", "not_run"]
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One rendered test case to run."""
+
+    __test__ = False
+
+    name: str
+    code: str
+    hidden: bool = False
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """The result of one test case."""
+
+    __test__ = False
+
+    name: str
+    status: TestStatus
+    message: str | None
+    """Assertion message or exception text."""
+    line: int | None
+    """Line in ``code`` where it failed (1-based)."""
+    code: str
+    """The exact code executed for this test case (solution, prelude and test)."""
+    time_ms: float | None
+    output: str = ""
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """Every test case of one sample, plus what the process used."""
+
+    tests: list[TestOutcome]
+    process: ProcessResult | None
+    build_error: str | None = None
+    """The solution did not compile or load: every test is ``error``."""
+    infra_error: str | None = None
+    """The harness or toolchain failed: not the model's fault."""
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+class Language(abc.ABC):
+    """A programming language benchwright can extract, inspect and execute.
+
+    Registered under kind ``language``; the factory takes no arguments.
+    """
+
+    name: str = "?"
+    fence_names: tuple[str, ...] = ()
+    """Names that mark a fenced code block of this language (```python)."""
+    file_extension: str = ".txt"
+
+    @abc.abstractmethod
+    def infer_entry_point(self, code: str) -> str | None:
+        """The main function or method a test would call, guessed from a (golden) solution."""
+
+    @abc.abstractmethod
+    def run_tests(
+        self,
+        sandbox: Sandbox,
+        solution: str,
+        tests: list[TestSpec],
+        *,
+        prelude: str | None,
+        limits: SandboxLimits,
+        test_timeout_s: float,
+    ) -> ExecutionResult:
+        """Run every test case against ``solution`` in ``sandbox``; each is reported on its own.
+
+        A failing or crashing solution is a value (statuses in the result), never an exception.
+
+        Raises:
+            InfraError: the toolchain is missing or the sandbox failed.
+        """
+
+    def toolchain(self) -> dict[str, str]:
+        """Versions of the tools this language uses, for ``run.yaml``."""
+        return {}
+
+    def extract_code(self, answer: str) -> str:
+        """The code in a chat answer: the longest fenced block of this language, else any
+        fenced block, else the whole answer."""
+        blocks = re.findall(r"```([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", answer, flags=re.S)
+        if not blocks:
+            return answer.strip("\n") + "\n"
+        mine = [b for tag, b in blocks if tag.lower() in self.fence_names]
+        untagged = [b for tag, b in blocks if not tag]
+        pool = mine or untagged or [b for _, b in blocks]
+        return max(pool, key=len).strip("\n") + "\n"

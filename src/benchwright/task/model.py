@@ -1,0 +1,134 @@
+"""The task source format (SPEC section 3) as pydantic models.
+
+The thesis's own forms load as they are: ``version: 1.0``, empty lists written as nothing,
+lists written as comma strings, and function names inferred from the golden solution.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+
+def _version(value: Any) -> int:
+    if value is None:
+        return 1
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"version must be 1, not {value!r}") from None
+    if number != 1:
+        raise ValueError(f"version {value!r} is not supported; this benchwright reads version 1")
+    return 1
+
+
+def _listish(value: Any) -> Any:
+    """Accept ``None`` (an empty YAML key) as [] and a single string as a one-item list."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list):
+        return [v for v in value if v is not None]
+    return value
+
+
+Version = Annotated[int, BeforeValidator(_version)]
+StrList = Annotated[list[str], BeforeValidator(_listish)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False)
+
+
+class TestCase(Strict):
+    """One test case; each is executed and reported on its own."""
+
+    __test__ = False  # not a pytest class
+
+    name: str | None = None
+    code: str = Field(min_length=1, description="The test code; may use ${} templates.")
+
+    @field_validator("code", mode="before")
+    @classmethod
+    def _code_text(cls, value: Any) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        return value
+
+
+TestList = Annotated[list[TestCase], BeforeValidator(_listish)]
+
+
+class LanguageSpec(Strict):
+    """What a task says for one language."""
+
+    description: str = Field(default="${common_prompt}", description="The prompt for this language.")
+    entry_point: str | None = Field(
+        default=None, description="Function the tests call; inferred from the golden solution."
+    )
+    public_tests: TestList = Field(default_factory=list)
+    hidden_tests: TestList = Field(default_factory=list)
+    test_prelude: str | None = Field(
+        default=None, description="Code run before every test case (imports, helpers)."
+    )
+
+
+class TaskBody(Strict):
+    common_prompt: str = ""
+    languages_specific: dict[str, LanguageSpec] = Field(default_factory=dict)
+
+    @field_validator("languages_specific", mode="before")
+    @classmethod
+    def _none_specs(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: ({} if v is None else v) for k, v in value.items()}
+        return value
+
+
+class Task(Strict):
+    """One problem: prompts per language, tests, golden solutions, metadata."""
+
+    name: str = Field(min_length=1)
+    type: str | None = None
+    difficulty: str | None = None
+    area: str | None = None
+    source: str | None = None
+    languages: StrList = Field(default_factory=list)
+    available_parameters: StrList | None = None
+    available_criteria: StrList | None = None
+    mode: Literal["instruct", "complete"] = "instruct"
+    release_date: dt.date | None = None
+    tags: StrList = Field(default_factory=list)
+    time_limit_s: float | None = Field(default=None, gt=0)
+    task: TaskBody = Field(default_factory=TaskBody)
+    golden_solution: dict[str, str] = Field(default_factory=dict)
+    llm_judge_prompt: str | None = None
+
+    @field_validator("golden_solution", mode="before")
+    @classmethod
+    def _golden_none(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+    def code_languages(self) -> list[str]:
+        """The languages the task is offered in (its ``languages``, else its specific prompts)."""
+        return list(self.languages) or list(self.task.languages_specific)
+
+    def spec(self, language: str) -> LanguageSpec:
+        return self.task.languages_specific.get(language) or LanguageSpec()
+
+
+class TaskSource(Strict):
+    """A YAML file of tasks."""
+
+    version: Version = 1
+    name: str | None = None
+    description: str | None = None
+    tasks: Annotated[list[Task], BeforeValidator(_listish)] = Field(default_factory=list)

@@ -1,0 +1,220 @@
+"""Reading and writing YAML documents with ruamel.yaml.
+
+Documents are read round-trip so an edit keeps comments, and every node's line is remembered so a
+problem found later (by pydantic, by a template) can name the line it comes from.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+
+from benchwright.errors import InputError, Problem
+
+MAX_BYTES = 50 * 1024 * 1024
+MAX_EXPANDED_NODES = 2_000_000
+"""A document whose aliases expand past this many nodes is refused (an alias bomb)."""
+
+DocPath = tuple[str | int, ...]
+
+
+def format_path(path: DocPath) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+@dataclass
+class Document:
+    """A loaded YAML file: plain data plus the line of every node."""
+
+    file: str
+    data: Any
+    raw: Any
+    lines: dict[DocPath, int] = field(default_factory=dict)
+
+    def line_of(self, path: DocPath) -> int | None:
+        """The line of ``path``, or of its nearest ancestor that has one."""
+        p = tuple(path)
+        while p:
+            if p in self.lines:
+                return self.lines[p]
+            p = p[:-1]
+        return self.lines.get((), None)
+
+    def problem(self, path: DocPath, message: str, hint: str = "", severity: str = "error") -> Problem:
+        return Problem(
+            file=self.file,
+            message=message,
+            path=format_path(path),
+            line=self.line_of(path),
+            hint=hint,
+            severity=severity,
+        )
+
+
+def _yaml() -> YAML:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = 100
+    y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+def _expanded_size(node: Node, memo: dict[int, int], limit: int) -> int:
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = 1  # guards against recursive aliases
+    size = 1
+    if isinstance(node, MappingNode):
+        for k, v in node.value:
+            size += _expanded_size(k, memo, limit) + _expanded_size(v, memo, limit)
+            if size > limit:
+                break
+    elif isinstance(node, SequenceNode):
+        for v in node.value:
+            size += _expanded_size(v, memo, limit)
+            if size > limit:
+                break
+    memo[key] = size
+    return size
+
+
+def _plain(value: Any, path: DocPath, lines: dict[DocPath, int]) -> Any:
+    if isinstance(value, CommentedMap):
+        out: dict[Any, Any] = {}
+        for k in value:
+            try:
+                line = value.lc.key(k)[0] + 1
+            except (KeyError, TypeError, AttributeError):
+                line = None
+            key = k if isinstance(k, (str, int, float, bool)) or k is None else str(k)
+            if line is not None:
+                lines[(*path, str(key))] = line
+            out[key] = _plain(value[k], (*path, str(key)), lines)
+        return out
+    if isinstance(value, CommentedSeq):
+        items = []
+        for i, v in enumerate(value):
+            try:
+                lines[(*path, i)] = value.lc.item(i)[0] + 1
+            except (KeyError, TypeError, AttributeError):
+                pass
+            items.append(_plain(v, (*path, i), lines))
+        return items
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def parse_text(text: str, file: str) -> Document:
+    """Parse YAML text; raise :class:`InputError` with the line on any problem."""
+    if "\x00" in text:
+        raise InputError([Problem(file, "this is a binary file, not YAML", line=None,
+                                  hint="point at the .yaml file itself")])
+    if not text.strip():
+        raise InputError([Problem(file, "the file is empty", line=1,
+                                  hint="write the document, e.g. start with 'version: 1'")])
+    y = _yaml()
+    try:
+        node = y.compose(io.StringIO(text))
+        if node is not None and _expanded_size(node, {}, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES:
+            raise InputError([Problem(file, "YAML aliases expand to more than "
+                                      f"{MAX_EXPANDED_NODES} nodes (an alias bomb?)", line=1,
+                                      hint="write the data out instead of nesting aliases")])
+        raw = _yaml().load(io.StringIO(text))
+    except InputError:
+        raise
+    except MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark is not None else None
+        msg = " ".join(str(x) for x in (e.context, e.problem) if x) or str(e)
+        raise InputError([Problem(file, f"invalid YAML: {msg}", line=line,
+                                  hint="check indentation, colons and quoting on that line")]) from None
+    except (YAMLError, ValueError, RecursionError) as e:
+        raise InputError([Problem(file, f"invalid YAML: {e}", hint="check the YAML syntax")]) from None
+    lines: dict[DocPath, int] = {(): 1}
+    data = _plain(raw, (), lines)
+    return Document(file=file, data=data, raw=raw, lines=lines)
+
+
+def read_text(path: Path) -> str:
+    """Read a UTF-8 text file, refusing directories, huge and binary files with a clear message."""
+    file = str(path)
+    if not path.exists():
+        raise InputError([Problem(file, "file not found", hint="check the path")])
+    if path.is_dir():
+        raise InputError([Problem(file, "this is a folder, not a file", hint="name a .yaml file")])
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise InputError([Problem(file, f"file is {size} bytes, more than {MAX_BYTES}",
+                                  hint="split it into several task sources")])
+    data = path.read_bytes()
+    if b"\x00" in data:
+        raise InputError([Problem(file, "this is a binary file, not YAML",
+                                  hint="point at the .yaml file itself")])
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError([Problem(file, f"not UTF-8 text (byte {e.start})",
+                                  hint="save the file as UTF-8")]) from None
+
+
+def load(path: Path) -> Document:
+    return parse_text(read_text(path), str(path))
+
+
+def dump_text(data: Any) -> str:
+    buf = io.StringIO()
+    _yaml().dump(data, buf)
+    return buf.getvalue()
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dump(data: Any, path: Path) -> None:
+    atomic_write(path, dump_text(data))
+
+
+def edit(path: Path, change: Callable[[Any], None]) -> None:
+    """Load ``path`` round-trip, apply ``change`` to the document in place, write it back.
+
+    Comments, key order and quoting survive the edit.
+    """
+    doc = load(path)
+    change(doc.raw)
+    dump(doc.raw, path)
