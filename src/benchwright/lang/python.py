@@ -1,0 +1,136 @@
+"""Python: solutions and test cases run by ``pyrunner`` in a fresh interpreter in the sandbox."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from importlib import resources
+from typing import Any
+
+from benchwright.errors import InfraError
+from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec
+from benchwright.sandbox.base import Sandbox, SandboxLimits
+
+_RUNNER = resources.files("benchwright.lang").joinpath("pyrunner.py").read_bytes()
+SETUP_ALLOWANCE_S = 5.0
+
+
+def _setup(solution: str, prelude: str | None) -> str:
+    setup = solution if solution.endswith("\n") else solution + "\n"
+    if prelude:
+        setup += prelude if prelude.endswith("\n") else prelude + "\n"
+    return setup
+
+
+class PythonLanguage(Language):
+    """Python 3: each sample in a fresh ``python -I -S`` process; every test case on its own."""
+
+    name = "python"
+    fence_names = ("python", "py", "python3")
+    file_extension = ".py"
+
+    def __init__(self, interpreter: str | None = None) -> None:
+        self.interpreter = interpreter or sys.executable
+
+    def infer_entry_point(self, code: str) -> str | None:
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            m = re.search(r"^def\s+([A-Za-z_]\w*)", code, flags=re.M)
+            return m.group(1) if m else None
+        names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        public = [n for n in names if not n.startswith("_")]
+        return (public or names or [None])[0]
+
+    def toolchain(self) -> dict[str, str]:
+        return {"python": sys.version.split()[0]}
+
+    def run_tests(
+        self,
+        sandbox: Sandbox,
+        solution: str,
+        tests: list[TestSpec],
+        *,
+        prelude: str | None,
+        limits: SandboxLimits,
+        test_timeout_s: float,
+    ) -> ExecutionResult:
+        setup = _setup(solution, prelude)
+        spec = {
+            "setup": setup,
+            "tests": [t.code for t in tests],
+            "test_timeout_s": test_timeout_s,
+            "output_cap": 4096,
+        }
+        wall = SETUP_ALLOWANCE_S + test_timeout_s * (len(tests) + 1)
+        run_limits = SandboxLimits(
+            wall_s=wall,
+            cpu_s=wall,
+            memory_mb=limits.memory_mb,
+            output_bytes=limits.output_bytes,
+            file_size_mb=limits.file_size_mb,
+            processes=limits.processes,
+        )
+        proc = sandbox.run(
+            [self.interpreter, "-I", "-S", "bw_runner.py"],
+            files={"bw_runner.py": _RUNNER, "spec.json": json.dumps(spec).encode()},
+            limits=run_limits,
+            collect=("results.jsonl",),
+        )
+        lines = proc.files.get("results.jsonl", b"").decode("utf-8", "replace").splitlines()
+        records: list[dict[str, Any]] = []
+        for raw in lines:
+            try:
+                records.append(json.loads(raw))
+            except json.JSONDecodeError:
+                break  # torn by a kill; what follows is unknown
+        if not records:
+            if proc.timed_out:
+                return self._all(tests, setup, "timeout", "the process timed out before any test ran",
+                                 proc, build_error="timeout while loading the solution")
+            stderr = proc.stderr.decode("utf-8", "replace")
+            if proc.exit_code not in (None, 0) and "bw_runner.py" in stderr and "Traceback" in stderr and (
+                "spec.json" in stderr or "results.jsonl" in stderr
+            ):
+                raise InfraError(f"the Python runner failed: {stderr[-2000:]}")
+            why = f"the process ended before reporting (exit {proc.exit_code}, signal {proc.signal})"
+            return self._all(tests, setup, "error", why, proc, build_error=why)
+        head = records[0]
+        if head.get("build") != "ok":
+            status = "timeout" if head.get("build") == "timeout" else "error"
+            msg = str(head.get("message"))
+            return self._all(tests, setup, status, msg, proc, build_error=msg, line=head.get("line"))
+        by_index = {r["i"]: r for r in records[1:] if "i" in r}
+        outcomes: list[TestOutcome] = []
+        for i, t in enumerate(tests):
+            code = setup + (t.code if t.code.endswith("\n") else t.code + "\n")
+            r = by_index.get(i)
+            if r is None:
+                status = "timeout" if proc.timed_out else "error"
+                msg = ("the process timed out" if proc.timed_out else
+                       f"the process ended before this test reported (exit {proc.exit_code}, "
+                       f"signal {proc.signal})")
+                outcomes.append(TestOutcome(t.name, status, msg, None, code, None))
+                continue
+            outcomes.append(TestOutcome(
+                name=t.name, status=r["status"], message=r.get("message"), line=r.get("line"),
+                code=code, time_ms=r.get("time_ms"), output=r.get("output") or "",
+            ))
+        done = next((r for r in records if r.get("done")), None)
+        extra: dict[str, object] = {}
+        if done is not None and isinstance(done.get("cpu_ms"), (int, float)):
+            extra["cpu_ms"] = done["cpu_ms"]
+        return ExecutionResult(outcomes, proc, extra=extra)
+
+    @staticmethod
+    def _all(
+        tests: list[TestSpec], setup: str, status: str, message: str, proc: Any,
+        build_error: str, line: int | None = None,
+    ) -> ExecutionResult:
+        outcomes = [
+            TestOutcome(t.name, status, message, line, setup + t.code + "\n", None)  # type: ignore[arg-type]
+            for t in tests
+        ]
+        return ExecutionResult(outcomes, proc, build_error=build_error)

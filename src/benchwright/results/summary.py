@@ -1,0 +1,137 @@
+"""``summary.yaml``: per model and criterion; per difficulty, area and language; pass@k."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from math import comb
+from typing import Any
+
+from benchwright.registry import registry
+from benchwright.results.record import Record
+
+PASS_AT = (1, 5, 10, 100)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimator of pass@k (Chen et al. 2021) for n samples of which c pass."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+class _Mean:
+    __slots__ = ("n", "total")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.total = 0.0
+
+    def add(self, value: float) -> None:
+        self.n += 1
+        self.total += value
+
+    def value(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+
+def higher_is_better(criterion: str) -> bool:
+    if registry.has("criterion", criterion):
+        return bool(registry.create("criterion", criterion).higher_is_better)
+    return True
+
+
+def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, float] | None = None) -> dict[str, Any]:
+    """Aggregate sample-level records (those with no ``test_case``)."""
+    outcomes: dict[str, dict[str, str]] = defaultdict(dict)  # model -> execution_id -> outcome
+    groups: dict[str, dict[tuple[str, str, str], list[bool]]] = defaultdict(lambda: defaultdict(list))
+    means: dict[str, dict[str, _Mean]] = defaultdict(lambda: defaultdict(_Mean))
+    units: dict[str, str] = {}
+    test_ratio: dict[str, _Mean] = defaultdict(_Mean)
+    slices: dict[str, dict[str, dict[str, dict[str, _Mean]]]] = {
+        k: defaultdict(lambda: defaultdict(lambda: defaultdict(_Mean))) for k in ("difficulty", "area", "language")
+    }
+    for r in records:
+        if r.execution_id not in outcomes[r.model]:
+            outcomes[r.model][r.execution_id] = r.outcome or "pass"
+            if r.outcome != "infra_error":
+                groups[r.model][(r.task_source, r.task, r.language)].append(r.outcome == "pass")
+                for key in slices:
+                    label = getattr(r, key) or "(none)"
+                    slices[key][label][r.model]["pass_rate"].add(1.0 if r.outcome == "pass" else 0.0)
+        if r.test_case is not None or r.outcome == "infra_error" or r.criterion == "generation":
+            continue
+        if r.unit:
+            units[r.criterion] = r.unit
+        if r.score is not None:
+            means[r.model][r.criterion].add(r.score)
+            for key in slices:
+                label = getattr(r, key) or "(none)"
+                slices[key][label][r.model][r.criterion].add(r.score)
+        if r.criterion == "unit-test" and r.details and r.details.get("total"):
+            test_ratio[r.model].add(r.details["passed"] / r.details["total"])
+
+    by_model: dict[str, Any] = {}
+    for model in outcomes:
+        counts = {k: 0 for k in ("pass", "fail", "error", "infra_error")}
+        for o in outcomes[model].values():
+            counts[o] = counts.get(o, 0) + 1
+        crit: dict[str, Any] = {}
+        for name, m in sorted(means[model].items()):
+            entry: dict[str, Any] = {"mean": m.value(), "n": m.n, "unit": units.get(name)}
+            if name == "unit-test" and test_ratio[model].n:
+                entry["test_pass_ratio"] = test_ratio[model].value()
+            crit[name] = entry
+        pak: dict[str, float] = {}
+        tasks = groups[model]
+        for k in PASS_AT:
+            if tasks and all(len(v) >= k for v in tasks.values()):
+                pak[f"pass@{k}"] = sum(pass_at_k(len(v), sum(v), k) for v in tasks.values()) / len(tasks)
+        by_model[model] = {
+            "samples": len(outcomes[model]),
+            "tasks": len(tasks),
+            "outcomes": counts,
+            "criteria": crit,
+            "pass_at_k": pak,
+        }
+    out: dict[str, Any] = {
+        "run_id": run_id,
+        "models": list(by_model),
+        "units": dict(sorted(units.items())),
+        "by_model": by_model,
+    }
+    for key, table in slices.items():
+        out[f"by_{key}"] = {
+            label: {model: {c: m.value() for c, m in sorted(per.items())} for model, per in models.items()}
+            for label, models in sorted(table.items())
+        }
+    if thresholds:
+        out["thresholds"] = check_thresholds(by_model, thresholds)
+    return out
+
+
+def check_thresholds(by_model: dict[str, Any], thresholds: dict[str, float]) -> dict[str, Any]:
+    """Per model and criterion: the limit, the value and whether it is met.
+
+    A criterion where higher is better (unit-test, pass@k) needs at least the limit; one where
+    lower is better (cpu-usage, ram-usage, token-count) at most the limit.
+    """
+    out: dict[str, Any] = {}
+    for model, data in by_model.items():
+        rows = {}
+        for name, limit in thresholds.items():
+            if name.startswith("pass@"):
+                value = data["pass_at_k"].get(name)
+                better_high = True
+            else:
+                value = (data["criteria"].get(name) or {}).get("mean")
+                better_high = higher_is_better(name)
+            met = value is not None and (value >= limit if better_high else value <= limit)
+            rows[name] = {"limit": limit, "value": value, "met": met,
+                          "direction": "min" if better_high else "max"}
+        out[model] = rows
+    return out
+
+
+def thresholds_met(summary: dict[str, Any]) -> bool:
+    return all(row["met"] for rows in (summary.get("thresholds") or {}).values() for row in rows.values())

@@ -1,0 +1,276 @@
+"""Starting, running and resuming runs."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import platform
+import secrets
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchwright import __version__
+from benchwright.config.load import config_from_data, load_config
+from benchwright.config.model import ExecConfig
+from benchwright.errors import InputError, Problem, UserError
+from benchwright.model import resolve as model_resolve
+from benchwright.model.base import Provider
+from benchwright.registry import registry
+from benchwright.results.record import Generation, Record
+from benchwright.results.summary import summarize
+from benchwright.run.executor import Executor, LocalExecutor
+from benchwright.run.folder import RunFolder
+from benchwright.run.plan import Plan, SampleUnit, build_plan, source_names_unique
+from benchwright.run.worker import Worker
+from benchwright.sandbox.base import Sandbox
+from benchwright.task.load import LoadedSource, load_task_source
+from benchwright.workspace import Workspace
+
+Progress = Callable[[int, int, SampleUnit | None], None]
+
+
+@dataclass
+class Prepared:
+    """Everything checked and rendered; nothing written yet."""
+
+    workspace: Workspace
+    config_path: Path
+    config: ExecConfig
+    sources: list[LoadedSource]
+    plan: Plan
+    providers: dict[str, Provider]
+    sandbox: Sandbox
+
+
+@dataclass
+class RunResult:
+    folder: RunFolder
+    summary: dict[str, Any]
+    new_samples: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def task_source_paths(ws: Workspace, config: ExecConfig, config_path: Path, cli: Sequence[str]) -> list[Path]:
+    names = list(cli) or list(config.task_sources)
+    if not names:
+        raise InputError([Problem(str(config_path), "no task sources to run", path="task_sources",
+                                  hint="add 'task_sources: [tasks/x.yaml]' or pass --tasks FILE")])
+    paths, problems = [], []
+    for i, name in enumerate(names):
+        p = ws.resolve(name, relative_to=config_path.parent)
+        if not p.is_file():
+            where = "task_sources" if not cli else "--tasks"
+            problems.append(Problem(str(config_path) if not cli else "command line",
+                                    f"task source {name!r} not found (looked in {ws.root})",
+                                    path=f"{where}[{i}]", hint="check the path"))
+        paths.append(p)
+    if problems:
+        raise InputError(problems)
+    return paths
+
+
+def load_sources(paths: Sequence[Path]) -> list[LoadedSource]:
+    problems: list[Problem] = []
+    sources = []
+    for p in paths:
+        try:
+            sources.append(load_task_source(p))
+        except InputError as e:
+            problems += e.problems
+    problems += source_names_unique(sources)
+    if problems:
+        raise InputError(problems)
+    return sources
+
+
+def make_sandbox(ws: Workspace) -> Sandbox:
+    name = ws.settings.sandbox or "rlimit"
+    sandbox: Sandbox = registry.create("sandbox", name)
+    return sandbox
+
+
+def make_providers(ws: Workspace, plan: Plan) -> dict[str, Provider]:
+    """One provider instance per provider the plan uses; preflight problems stop the run.
+
+    Raises:
+        UserError: a provider is not installed or not ready.
+    """
+    out: dict[str, Provider] = {}
+    problems = []
+    for unit in plan.units:
+        name = unit.resolved.provider
+        if name in out:
+            continue
+        provider = model_resolve.create(unit.resolved, ws.settings)
+        problems += [f"provider {name!r}: {p}" for p in provider.preflight()]
+        out[name] = provider
+    if problems:
+        raise UserError("\n".join(problems))
+    return out
+
+
+def prepare(ws: Workspace, config_path: Path, tasks: Sequence[str] = (),
+            config: ExecConfig | None = None) -> Prepared:
+    """Load and check everything a run needs. Raises :class:`UserError`; writes nothing."""
+    if config is None:
+        _, config = load_config(config_path)
+    paths = task_source_paths(ws, config, config_path, tasks)
+    sources = load_sources(paths)
+    plan = build_plan(config, str(config_path), sources, ws.settings)
+    providers = make_providers(ws, plan)
+    return Prepared(ws, config_path, config, sources, plan, providers, make_sandbox(ws))
+
+
+def new_run_id(config_path: Path) -> str:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return f"{config_path.stem}-{stamp}-{secrets.token_hex(2)}"
+
+
+def _toolchains(plan: Plan) -> dict[str, dict[str, str]]:
+    out = {}
+    for lang in sorted({u.language for u in plan.units}):
+        if registry.has("language", lang):
+            try:
+                out[lang] = registry.create("language", lang).toolchain()
+            except Exception as e:  # noqa: BLE001 - a missing toolchain shows in the samples
+                out[lang] = {"error": str(e)}
+    return out
+
+
+def manifest(prep: Prepared, run_id: str, tasks: Sequence[str]) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "benchwright": __version__,
+        "python": sys.version.split()[0],
+        "host": {"name": socket.gethostname(), "platform": platform.platform(), "machine": platform.machine()},
+        "workspace": str(prep.workspace.root),
+        "config_file": str(prep.config_path),
+        "config": prep.config.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "task_sources": [{"name": s.name, "path": str(s.path), "sha256": s.sha256} for s in prep.sources],
+        "cli_tasks": list(tasks),
+        "models": [{"id": m.id, "label": m.label, "provider": r.provider, "type": r.provider_type}
+                   for m, r in _models(prep.plan)],
+        "criteria": prep.plan.criteria,
+        "skipped_criteria": prep.plan.skipped_criteria,
+        "sandbox": {"backend": prep.sandbox.name, "isolation": prep.sandbox.isolation},
+        "toolchains": _toolchains(prep.plan),
+        "samples": len(prep.plan.units),
+    }
+
+
+def _models(plan: Plan) -> list[tuple[Any, Any]]:
+    seen: dict[str, tuple[Any, Any]] = {}
+    for u in plan.units:
+        seen.setdefault(u.model.label, (u.model, u.resolved))
+    return list(seen.values())
+
+
+class _Tracker:
+    """Keeps ``status.yaml`` current: per task source total, completed, filteredOut, error."""
+
+    def __init__(self, folder: RunFolder, prep: Prepared, done: dict[str, str]) -> None:
+        self.folder = folder
+        self.config_file = str(prep.config_path)
+        self.by_id = {u.execution_id: u.task_source for u in prep.plan.units}
+        self.sources: dict[str, dict[str, int]] = {}
+        for name, c in prep.plan.counts.items():
+            self.sources[name] = {"total": c.total, "completed": 0, "filteredOut": c.filtered_out, "error": 0}
+        for eid, outcome in done.items():
+            if eid in self.by_id:
+                self._count(self.by_id[eid], outcome)
+        self.state = "running"
+
+    def _count(self, source: str, outcome: str) -> None:
+        key = "error" if outcome in ("error", "infra_error") else "completed"
+        self.sources[source][key] += 1
+
+    def done(self, unit: SampleUnit, outcome: str) -> None:
+        self._count(unit.task_source, outcome)
+        self.write()
+
+    def finished(self) -> int:
+        return sum(s["completed"] + s["error"] for s in self.sources.values())
+
+    def write(self, force: bool = False) -> None:
+        self.folder.write_status({
+            "state": self.state,
+            "runId": self.folder.run_id,
+            "execConfigFile": self.config_file,
+            "updated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "taskSourceStatuses": self.sources,
+        }, force=force)
+
+
+def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
+            executor: Executor | None = None, retry_errors: bool = False) -> RunResult:
+    """Run every unit of the plan not yet in ``folder``; write the summary. Resumable."""
+    drop: set[str] = set()
+    if retry_errors:
+        drop = {r.execution_id for r in folder.records() if r.outcome == "infra_error"}
+    done = folder.repair(drop=drop)
+    known = folder.generations()
+    todo = [u for u in prep.plan.units if u.execution_id not in done]
+    tracker = _Tracker(folder, prep, done)
+    tracker.write(force=True)
+    total = len(prep.plan.units)
+    if progress:
+        progress(tracker.finished(), total, None)
+    worker = Worker(folder.run_id, prep.providers, prep.sandbox, prep.config.limits)
+
+    def on_generation(gen: Generation) -> None:
+        folder.append_generation(gen)
+
+    def on_result(unit: SampleUnit, gen: Generation, records: list[Record]) -> None:
+        folder.append_records(records)
+        tracker.done(unit, records[0].outcome or "pass")
+        if progress:
+            progress(tracker.finished(), total, unit)
+
+    runner = executor or LocalExecutor(workers=prep.config.limits.concurrency)
+    try:
+        asyncio.run(runner.run(todo, worker, known, on_generation, on_result))
+    except BaseException:
+        tracker.state = "interrupted"
+        tracker.write(force=True)
+        raise
+    summary = summarize(folder.records(), folder.run_id, prep.config.thresholds)
+    summary["skipped_criteria"] = prep.plan.skipped_criteria
+    summary["isolation"] = prep.sandbox.isolation
+    folder.write_summary(summary)
+    tracker.state = "completed"
+    tracker.write(force=True)
+    return RunResult(folder, summary, len(todo))
+
+
+def start(ws: Workspace, config_path: Path, tasks: Sequence[str] = (), progress: Progress | None = None,
+          run_id: str | None = None) -> RunResult:
+    prep = prepare(ws, config_path, tasks)
+    rid = run_id or new_run_id(config_path)
+    folder = RunFolder.create(ws.results / rid, manifest(prep, rid, tasks))
+    return execute(prep, folder, progress)
+
+
+def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_errors: bool = False) -> RunResult:
+    """Finish a run that stopped: no record lost, doubled or torn; no generation made twice.
+
+    Raises:
+        UserError: the run does not exist, or a task source changed since it started.
+    """
+    folder = RunFolder(ws.run_dir(run_id))
+    info = folder.manifest()
+    config_path = Path(info["config_file"])
+    config = config_from_data(info["config"], str(folder.path / "run.yaml"))
+    paths = [Path(s["path"]) for s in info["task_sources"]]
+    sources = load_sources(paths)
+    for s, recorded in zip(sources, info["task_sources"], strict=True):
+        if s.sha256 != recorded["sha256"]:
+            raise UserError(f"task source {s.path} changed since run {folder.run_id} started; "
+                            "resuming would mix two versions (start a new run instead)")
+    plan = build_plan(config, str(config_path), sources, ws.settings)
+    prep = Prepared(ws, config_path, config, sources, plan, make_providers(ws, plan), make_sandbox(ws))
+    return execute(prep, folder, progress, retry_errors=retry_errors)

@@ -1,0 +1,164 @@
+"""The run folder: ``run.yaml``, ``status.yaml``, ``generations.jsonl``, ``records.jsonl``,
+``summary.yaml``. Append-only JSONL, one ``write`` per sample, so a kill at any moment leaves at
+most one torn line, which :meth:`RunFolder.repair` drops on resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from benchwright import yamldoc
+from benchwright.errors import UserError
+from benchwright.results.record import Generation, Record
+
+RUN_FILE = "run.yaml"
+STATUS_FILE = "status.yaml"
+RECORDS_FILE = "records.jsonl"
+GENERATIONS_FILE = "generations.jsonl"
+SUMMARY_FILE = "summary.yaml"
+
+
+def _append(path: Path, lines: list[str]) -> None:
+    data = "".join(line + "\n" for line in lines).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
+
+
+def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Complete JSON lines of ``path``; a torn last line is skipped."""
+    if not path.exists():
+        return
+    with path.open("rb") as f:
+        for raw in f:
+            if not raw.endswith(b"\n"):
+                return
+            try:
+                yield json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+
+
+class RunFolder:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._last_status = 0.0
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @classmethod
+    def create(cls, path: Path, manifest: dict[str, Any]) -> RunFolder:
+        if path.exists():
+            raise UserError(f"run folder {path} already exists")
+        path.mkdir(parents=True)
+        folder = cls(path)
+        yamldoc.dump(manifest, path / RUN_FILE)
+        (path / RECORDS_FILE).touch()
+        (path / GENERATIONS_FILE).touch()
+        return folder
+
+    def manifest(self) -> dict[str, Any]:
+        data = yamldoc.load(self.path / RUN_FILE).data
+        if not isinstance(data, dict):
+            raise UserError(f"{self.path / RUN_FILE} is not a run manifest")
+        return data
+
+    def update_manifest(self, changes: dict[str, Any]) -> None:
+        def apply(doc: Any) -> None:
+            for k, v in changes.items():
+                doc[k] = v
+
+        yamldoc.edit(self.path / RUN_FILE, apply)
+
+    # -- appending -------------------------------------------------------------------------
+    def append_generation(self, gen: Generation) -> None:
+        _append(self.path / GENERATIONS_FILE, [gen.model_dump_json()])
+
+    def append_records(self, records: list[Record]) -> None:
+        for i, r in enumerate(records):
+            r.record_index, r.record_count = i, len(records)
+        _append(self.path / RECORDS_FILE, [r.model_dump_json() for r in records])
+
+    # -- reading ---------------------------------------------------------------------------
+    def generations(self) -> dict[str, Generation]:
+        out: dict[str, Generation] = {}
+        for data in _read_jsonl(self.path / GENERATIONS_FILE):
+            gen = Generation.model_validate(data)
+            out[gen.execution_id] = gen
+        return out
+
+    def records(self) -> Iterator[Record]:
+        for data in _read_jsonl(self.path / RECORDS_FILE):
+            yield Record.model_validate(data)
+
+    def repair(self, drop: set[str] | None = None) -> dict[str, str]:
+        """Make ``records.jsonl`` hold only whole samples; return their outcomes by execution id.
+
+        A torn last line and the records of a sample whose block was cut short are removed
+        (that sample runs again, from its saved generation); so are samples in ``drop``.
+        """
+        path = self.path / RECORDS_FILE
+        groups: dict[str, list[dict[str, Any]]] = {}
+        order: list[str] = []
+        torn = False
+        if path.exists():
+            with path.open("rb") as f:
+                for raw in f:
+                    try:
+                        data = json.loads(raw) if raw.endswith(b"\n") else None
+                    except json.JSONDecodeError:
+                        data = None
+                    if data is None:
+                        torn = True
+                        continue
+                    eid = data["execution_id"]
+                    if eid not in groups:
+                        groups[eid] = []
+                        order.append(eid)
+                    groups[eid].append(data)
+        keep = [
+            eid for eid in order
+            if eid not in (drop or set())
+            and len(groups[eid]) == groups[eid][0].get("record_count", 1)
+            and len({r.get("record_index") for r in groups[eid]}) == len(groups[eid])
+        ]
+        if torn or len(keep) != len(order):
+            lines = [json.dumps(r) for eid in keep for r in groups[eid]]
+            yamldoc.atomic_write(path, "".join(line + "\n" for line in lines))
+        return {eid: groups[eid][0].get("outcome") or "" for eid in keep}
+
+    # -- status and summary ----------------------------------------------------------------
+    def write_status(self, status: dict[str, Any], force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_status < 0.5:
+            return
+        self._last_status = now
+        yamldoc.atomic_write(self.path / STATUS_FILE, yamldoc.dump_text(status))
+
+    def status(self) -> dict[str, Any]:
+        p = self.path / STATUS_FILE
+        if not p.exists():
+            return {}
+        data = yamldoc.load(p).data
+        return data if isinstance(data, dict) else {}
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        yamldoc.atomic_write(self.path / SUMMARY_FILE, yamldoc.dump_text(summary))
+
+    def summary(self) -> dict[str, Any] | None:
+        p = self.path / SUMMARY_FILE
+        if not p.exists():
+            return None
+        data = yamldoc.load(p).data
+        return data if isinstance(data, dict) else None

@@ -1,0 +1,196 @@
+"""From a config and task sources to the list of samples to run (nothing is executed here)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchwright.config.model import ExecConfig, ModelSpec
+from benchwright.config.settings import Settings
+from benchwright.criteria.base import Criterion
+from benchwright.criteria.catalogue import PLANNED
+from benchwright.errors import InputError, Problem, UserError
+from benchwright.model import resolve as model_resolve
+from benchwright.registry import registry
+from benchwright.task.load import LoadedSource
+from benchwright.task.model import Task
+from benchwright.task.render import RenderedTask, RenderFailure, render_task
+from benchwright.yamldoc import format_path
+
+
+@dataclass(frozen=True)
+class SampleUnit:
+    """One unit of work: generate, execute and evaluate one sample."""
+
+    execution_id: str
+    task_source: str
+    task: Task
+    language: str
+    model: ModelSpec
+    resolved: model_resolve.ResolvedModel
+    sample: int
+    rendered: RenderedTask
+    criteria: tuple[str, ...]
+
+    @property
+    def golden(self) -> str | None:
+        return self.task.golden_solution.get(self.language)
+
+    def messages(self) -> list[dict[str, str]]:
+        if self.task.mode == "complete":
+            return []
+        msgs = []
+        if self.model.system_prompt:
+            msgs.append({"role": "system", "content": self.model.system_prompt})
+        msgs.append({"role": "user", "content": self.rendered.prompt})
+        return msgs
+
+
+@dataclass
+class SourceCounts:
+    tasks: int = 0
+    filtered_out: int = 0
+    total: int = 0
+
+
+@dataclass
+class Plan:
+    units: list[SampleUnit]
+    counts: dict[str, SourceCounts]
+    criteria: list[str]
+    skipped_criteria: dict[str, str] = field(default_factory=dict)
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def execution_id(source: str, task: str, language: str, model: str, sample: int) -> str:
+    key = f"{source}\x1f{task}\x1f{language}\x1f{model}\x1f{sample}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def select_criteria(config: ExecConfig, config_file: str) -> tuple[list[str], dict[str, str]]:
+    """The config's enabled criteria that are installed, and the ones skipped with why.
+
+    Raises:
+        InputError: a criterion name nobody knows.
+    """
+    if not config.criteria:
+        return registry.names("criterion"), {}
+    chosen, skipped, problems = [], {}, []
+    for i, toggle in enumerate(config.criteria):
+        if registry.has("criterion", toggle.name):
+            if toggle.enabled:
+                chosen.append(toggle.name)
+        elif toggle.name in PLANNED:
+            if toggle.enabled:
+                skipped[toggle.name] = "not available in this version of benchwright"
+        else:
+            try:
+                registry.get("criterion", toggle.name)
+            except UserError as e:
+                problems.append(Problem(config_file, str(e), path=f"criteria[{i}].name",
+                                        hint="see 'benchwright list criteria'"))
+    if problems:
+        raise InputError(problems)
+    return chosen, skipped
+
+
+def _keep(task: Task, config: ExecConfig) -> bool:
+    if config.difficulties and task.difficulty not in config.difficulties:
+        return False
+    if config.areas and task.area not in config.areas:
+        return False
+    if config.tags and not set(config.tags) & set(task.tags):
+        return False
+    return not (config.released_after and (task.release_date is None or task.release_date <= config.released_after))
+
+
+def _after_cutoff(task: Task, cutoff: dt.date | None) -> bool:
+    return cutoff is None or (task.release_date is not None and task.release_date > cutoff)
+
+
+def build_plan(
+    config: ExecConfig,
+    config_file: str,
+    sources: Sequence[LoadedSource],
+    settings: Settings,
+    models: Sequence[ModelSpec] | None = None,
+) -> Plan:
+    """Filter tasks, render every prompt and test, and list the samples.
+
+    Raises:
+        InputError: a template failed, or a criterion or model cannot be resolved.
+    """
+    criteria, skipped = select_criteria(config, config_file)
+    plugins: dict[str, Criterion] = {n: registry.create("criterion", n) for n in criteria}
+    specs = list(models if models is not None else config.llms)
+    if not specs:
+        raise InputError([Problem(config_file, "no models to run", path="llms",
+                                  hint="list models under 'llms:', e.g. '- reference'")])
+    resolved = []
+    problems: list[Problem] = []
+    for i, spec in enumerate(specs):
+        try:
+            resolved.append(model_resolve.resolve(spec.id, settings))
+        except UserError as e:
+            problems.append(Problem(config_file, str(e), path=f"llms[{i}]"))
+    if problems:
+        raise InputError(problems)
+    params = config.enabled_parameters()
+    units: list[SampleUnit] = []
+    counts: dict[str, SourceCounts] = {}
+    for loaded in sources:
+        c = counts.setdefault(loaded.name, SourceCounts())
+        for ti, task in enumerate(loaded.source.tasks):
+            c.tasks += 1
+            langs = [lang for lang in task.code_languages() if not config.languages or lang in config.languages]
+            if not _keep(task, config) or not langs:
+                c.filtered_out += 1
+                continue
+            made = 0
+            for lang in langs:
+                try:
+                    rendered = render_task(task, lang, params)
+                except RenderFailure as e:
+                    where = ("tasks", ti, *e.where)
+                    line = loaded.doc.line_of(where)
+                    if line is not None and e.failure.line is not None:
+                        line += e.failure.line
+                    problems.append(Problem(str(loaded.path), str(e), path=format_path(where), line=line,
+                                            hint="fix the template; 'benchwright validate' checks them all"))
+                    continue
+                names = tuple(
+                    n for n in criteria
+                    if (task.available_criteria is None or n in task.available_criteria)
+                    and plugins[n].applies(task, lang, rendered)
+                )
+                for spec, res in zip(specs, resolved, strict=True):
+                    if not _after_cutoff(task, spec.cutoff):
+                        continue
+                    for s in range(config.samples):
+                        units.append(SampleUnit(
+                            execution_id=execution_id(loaded.name, task.name, lang, spec.label, s),
+                            task_source=loaded.name, task=task, language=lang, model=spec,
+                            resolved=res, sample=s, rendered=rendered, criteria=names,
+                        ))
+                        made += 1
+            if made == 0:
+                c.filtered_out += 1
+            c.total += made
+    if problems:
+        raise InputError(problems)
+    return Plan(units=units, counts=counts, criteria=criteria, skipped_criteria=skipped)
+
+
+def source_names_unique(sources: Sequence[LoadedSource]) -> list[Problem]:
+    seen: dict[str, Path] = {}
+    problems = []
+    for s in sources:
+        if s.name in seen and seen[s.name] != s.path:
+            problems.append(Problem(str(s.path), f"task source name {s.name!r} is also used by {seen[s.name]}",
+                                    path="name", line=s.doc.line_of(("name",)),
+                                    hint="give each task source its own 'name:'"))
+        seen.setdefault(s.name, s.path)
+    return problems

@@ -1,0 +1,146 @@
+"""What happens to one sample: generate, extract, execute, evaluate."""
+
+from __future__ import annotations
+
+import time
+import traceback
+
+from benchwright.config.model import Limits
+from benchwright.criteria.base import Criterion, Measurement, SampleContext
+from benchwright.errors import BenchwrightError, InfraError
+from benchwright.lang.base import Language
+from benchwright.model.base import GenerationRequest, Provider
+from benchwright.registry import registry
+from benchwright.results.record import Generation, Outcome, Record
+from benchwright.run.plan import SampleUnit
+from benchwright.sandbox.base import Sandbox
+
+
+def extract(unit: SampleUnit, raw: str, lang: Language | None) -> str:
+    """The code to run: the fenced block of a chat answer, or prompt + continuation."""
+    if unit.task.mode == "complete":
+        prompt = unit.rendered.prompt
+        return raw if raw.startswith(prompt) else prompt + raw
+    if lang is not None:
+        return lang.extract_code(raw)
+    return raw
+
+
+class Worker:
+    """Does the work of units; shared by every executor. Thread-safe for ``evaluate``."""
+
+    def __init__(self, run_id: str, providers: dict[str, Provider], sandbox: Sandbox, limits: Limits) -> None:
+        self.run_id = run_id
+        self.providers = providers
+        self.sandbox = sandbox
+        self.limits = limits
+        self._langs: dict[str, Language | None] = {}
+        self._criteria: dict[str, Criterion] = {}
+
+    def language(self, name: str) -> Language | None:
+        if name not in self._langs:
+            self._langs[name] = registry.create("language", name) if registry.has("language", name) else None
+        return self._langs[name]
+
+    def criterion(self, name: str) -> Criterion:
+        if name not in self._criteria:
+            self._criteria[name] = registry.create("criterion", name)
+        return self._criteria[name]
+
+    async def generate(self, unit: SampleUnit) -> Generation:
+        provider = self.providers[unit.resolved.provider]
+        messages = unit.messages()
+        gen = Generation(
+            run_id=self.run_id, execution_id=unit.execution_id, task_source=unit.task_source,
+            task=unit.task.name, language=unit.language, model=unit.model.label,
+            provider=unit.resolved.provider, sample=unit.sample, mode=unit.task.mode,
+            messages=messages, prompt=unit.rendered.prompt,
+        )
+        request = GenerationRequest(
+            model=unit.resolved.model, mode=unit.task.mode, messages=messages,
+            prompt=unit.rendered.prompt, language=unit.language,
+            params=unit.model.request_params(), sample=unit.sample, golden=unit.golden,
+        )
+        start = time.perf_counter()
+        try:
+            answer = await provider.generate(request)
+        except BenchwrightError as e:
+            gen.error = str(e)
+            return gen
+        except Exception as e:  # noqa: BLE001 - a provider bug must not stop the run
+            gen.error = f"{type(e).__name__}: {e}"
+            return gen
+        gen.latency_ms = (time.perf_counter() - start) * 1000
+        gen.raw = answer.text
+        gen.code = extract(unit, answer.text, self.language(unit.language))
+        gen.tokens_in, gen.tokens_out = answer.tokens_in, answer.tokens_out
+        gen.tokens_estimated = answer.tokens_estimated
+        gen.finish_reason, gen.cost_usd = answer.finish_reason, answer.cost_usd
+        return gen
+
+    def _record(self, unit: SampleUnit, criterion: str, executor: str, m: Measurement) -> Record:
+        return Record(
+            run_id=self.run_id, execution_id=unit.execution_id, task_source=unit.task_source,
+            task=unit.task.name, language=unit.language, model=unit.model.label, sample=unit.sample,
+            criterion=criterion, executor=executor, score=m.score, unit=m.unit,
+            verdict=m.verdict, required=m.required, output=m.output, error=m.error,  # type: ignore[arg-type]
+            time_ms=m.time_ms, test_case=m.test_case, code=m.code, status=m.status, line=m.line,
+            hidden=m.hidden, details=m.details, difficulty=unit.task.difficulty, area=unit.task.area,
+        )
+
+    def evaluate(self, unit: SampleUnit, gen: Generation) -> list[Record]:
+        """Every record of the sample, its outcome set on each. Never raises for a sample."""
+        if gen.error is not None or gen.code is None:
+            rec = self._record(unit, "generation", unit.resolved.provider_type,
+                               Measurement(score=None, error=gen.error or "no answer"))
+            rec.outcome = "infra_error"
+            return [rec]
+        ctx = SampleContext(
+            task=unit.task, language=unit.language, rendered=unit.rendered, generation=gen,
+            code=gen.code, lang=self.language(unit.language), sandbox=self.sandbox, limits=self.limits,
+        )
+        records: list[Record] = []
+        infra: str | None = None
+        for name in unit.criteria:
+            plugin = self.criterion(name)
+            executor = type(plugin).__name__
+            start = time.perf_counter()
+            try:
+                measurements = plugin.evaluate(ctx)
+            except InfraError as e:
+                infra = infra or str(e)
+                measurements = [Measurement(score=None, error=f"infra_error: {e}")]
+            except Exception as e:  # noqa: BLE001 - a plug-in bug is the harness's fault
+                infra = infra or f"{type(e).__name__}: {e}"
+                tb = traceback.format_exc(limit=5)
+                measurements = [Measurement(score=None, error=f"infra_error: {e}", output=tb)]
+            elapsed = (time.perf_counter() - start) * 1000
+            for m in measurements:
+                if m.time_ms is None and m.test_case is None:
+                    m.time_ms = elapsed
+                if m.unit is None:
+                    m.unit = plugin.unit
+                records.append(self._record(unit, name, executor, m))
+        outcome = self.outcome(ctx, infra)
+        if not records:
+            records.append(self._record(unit, "generation", unit.resolved.provider_type,
+                                        Measurement(score=None, output="no criterion applies")))
+        for r in records:
+            r.outcome = outcome
+        return records
+
+    @staticmethod
+    def outcome(ctx: SampleContext, infra: str | None) -> Outcome:
+        if infra is not None:
+            return "infra_error"
+        result = ctx._execution
+        if result is None:
+            return "pass"
+        if result.build_error is not None:
+            return "error"
+        statuses = {t.status for t in result.tests}
+        if statuses <= {"pass"} and result.tests:
+            return "pass"
+        if statuses & {"error", "timeout", "not_run"}:
+            return "error"
+        return "fail"

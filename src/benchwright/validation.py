@@ -1,0 +1,297 @@
+"""``benchwright validate``: every problem of task sources and execution configs at once."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from benchwright import yamldoc
+from benchwright.config.load import parse_config
+from benchwright.config.model import ExecConfig, ModelSpec, Toggle
+from benchwright.criteria.catalogue import PLANNED
+from benchwright.errors import InputError, Problem, UserError
+from benchwright.model import resolve as model_resolve
+from benchwright.registry import registry
+from benchwright.results.record import Generation, Record
+from benchwright.run.executor import LocalExecutor
+from benchwright.run.plan import SampleUnit, build_plan
+from benchwright.run.worker import Worker
+from benchwright.task.load import LoadedSource, parse_task_source
+from benchwright.task.model import Task
+from benchwright.task.render import RenderFailure, render_judge_prompt, render_task
+from benchwright.workspace import Workspace
+
+Kind = Literal["task-source", "exec-config"]
+STANDARD_PARAMETERS = ("all-tests-public", "all-tests-hidden", "should-write-comments", "use-llm-judge")
+MAX_COMBINATIONS = 64
+
+
+@dataclass
+class Report:
+    problems: list[Problem] = field(default_factory=list)
+    sources: list[LoadedSource] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+
+def detect_kind(path: Path, data: object) -> Kind | None:
+    if isinstance(data, dict):
+        if "tasks" in data:
+            return "task-source"
+        if {"llms", "criteria", "parameters", "difficulties", "task_sources", "languages"} & set(data):
+            return "exec-config"
+    parts = {p.lower() for p in path.parts}
+    if "tasks" in parts:
+        return "task-source"
+    if "configs" in parts:
+        return "exec-config"
+    return None
+
+
+def parameter_combinations(names: Sequence[str]) -> list[dict[str, bool]]:
+    names = list(dict.fromkeys(names))
+    if 2 ** len(names) <= MAX_COMBINATIONS:
+        return [dict(zip(names, values, strict=True))
+                for values in itertools.product((False, True), repeat=len(names))]
+    combos = [dict.fromkeys(names, False), dict.fromkeys(names, True)]
+    for n in names:
+        combos.append({**dict.fromkeys(names, False), n: True})
+        combos.append({**dict.fromkeys(names, True), n: False})
+    return combos
+
+
+def check_task(doc: yamldoc.Document, index: int, task: Task) -> list[Problem]:
+    problems: list[Problem] = []
+    base = ("tasks", index)
+    langs = task.code_languages()
+    if not langs:
+        problems.append(doc.problem((*base, "languages"), "the task names no language",
+                                    hint="add 'languages: [python]' or a languages_specific entry"))
+    for ci, name in enumerate(task.available_criteria or []):
+        if not registry.has("criterion", name) and name not in PLANNED:
+            problems.append(doc.problem((*base, "available_criteria", ci), f"unknown criterion {name!r}",
+                                        hint="it will be ignored; see 'benchwright list criteria'",
+                                        severity="warning"))
+    for lang in langs:
+        spec = task.spec(lang)
+        where = (*base, "task", "languages_specific", lang)
+        if not registry.has("language", lang):
+            problems.append(doc.problem((*base, "languages"), f"benchwright cannot execute {lang!r} code",
+                                        hint=f"installed languages: {', '.join(registry.names('language'))}",
+                                        severity="warning"))
+        if not spec.public_tests and not spec.hidden_tests:
+            problems.append(doc.problem(where, f"no tests for {lang}: unit-test will not apply",
+                                        hint="add public_tests or hidden_tests", severity="warning"))
+        if lang not in task.golden_solution:
+            problems.append(doc.problem((*base, "golden_solution"), f"no golden solution for {lang}",
+                                        hint="the reference model and 'validate --golden' need one",
+                                        severity="warning"))
+        if not task.task.common_prompt and spec.description == "${common_prompt}":
+            problems.append(doc.problem((*base, "task"), f"no prompt for {lang}",
+                                        hint="write task.common_prompt or a description"))
+        params = task.available_parameters if task.available_parameters is not None else STANDARD_PARAMETERS
+        seen: set[tuple[tuple[str | int, ...], str]] = set()
+        for combo in parameter_combinations(params):
+            try:
+                rendered = render_task(task, lang, combo)
+                render_judge_prompt(task, lang, combo, rendered.prompt, "<solution>")
+            except RenderFailure as e:
+                key = (e.where, str(e))
+                if key in seen:
+                    continue
+                seen.add(key)
+                path = (*base, *e.where)
+                line = doc.line_of(path)
+                if line is not None and e.failure.line is not None and e.failure.line > 1:
+                    line += e.failure.line
+                hint = "fix the template"
+                if "function_name" in str(e):
+                    hint = "set entry_point or give a golden solution to infer it from"
+                on = ", ".join(k for k, v in combo.items() if v) or "none"
+                problems.append(Problem(doc.file, f"{e} (language {lang}, parameters on: {on})",
+                                        path=yamldoc.format_path(path), line=line, hint=hint))
+    return problems
+
+
+def check_task_source(path: Path) -> tuple[list[Problem], LoadedSource | None]:
+    import hashlib
+
+    doc, source, problems = parse_task_source(path)
+    if doc is None or source is None:
+        return problems, None
+    for i, task in enumerate(source.tasks):
+        problems += check_task(doc, i, task)
+    if not source.tasks:
+        problems.append(doc.problem(("tasks",), "the task source has no tasks", severity="warning"))
+    loaded = LoadedSource(path, doc, source, hashlib.sha256(path.read_bytes()).hexdigest())
+    return problems, loaded
+
+
+def check_config(path: Path, ws: Workspace) -> tuple[list[Problem], list[Path], ExecConfig | None]:
+    doc, config, problems = parse_config(path)
+    if doc is None or config is None:
+        return problems, [], None
+    for i, toggle in enumerate(config.criteria):
+        problems += _check_criterion(doc, i, toggle)
+    paths = []
+    for i, name in enumerate(config.task_sources):
+        p = ws.resolve(name, relative_to=path.parent)
+        if not p.is_file():
+            problems.append(doc.problem(("task_sources", i), f"task source {name!r} not found",
+                                        hint=f"paths are relative to the workspace {ws.root}"))
+        else:
+            paths.append(p)
+    enabled = set(config.enabled_criteria())
+    for name in config.thresholds:
+        if not name.startswith("pass@") and name not in enabled and config.criteria:
+            problems.append(doc.problem(("thresholds", name), f"threshold on {name!r}, which is not enabled",
+                                        hint="enable the criterion or drop the threshold", severity="warning"))
+    for i, spec in enumerate(config.llms):
+        problems += _check_model(doc, i, spec, ws)
+    if not config.llms:
+        problems.append(doc.problem(("llms",), "no models listed", hint="add e.g. '- reference'",
+                                    severity="warning"))
+    return problems, paths, config
+
+
+def _check_criterion(doc: yamldoc.Document, i: int, toggle: Toggle) -> list[Problem]:
+    if registry.has("criterion", toggle.name):
+        return []
+    if toggle.name in PLANNED:
+        if not toggle.enabled:
+            return []
+        return [doc.problem(("criteria", i, "name"),
+                            f"criterion {toggle.name!r} ({PLANNED[toggle.name]}) is not available in this "
+                            "version of benchwright; runs will skip it", severity="warning")]
+    try:
+        registry.get("criterion", toggle.name)
+    except UserError as e:
+        return [doc.problem(("criteria", i, "name"), str(e), hint="see 'benchwright list criteria'")]
+    return []
+
+
+def _check_model(doc: yamldoc.Document, i: int, spec: ModelSpec, ws: Workspace) -> list[Problem]:
+    try:
+        resolved = model_resolve.resolve(spec.id, ws.settings)
+    except UserError as e:
+        return [doc.problem(("llms", i), str(e), severity="warning")]
+    if not registry.has("provider", resolved.provider_type):
+        return [doc.problem(("llms", i), f"model {spec.id!r} needs provider type {resolved.provider_type!r}, "
+                            "which is not installed", hint="runs will stop before any work",
+                            severity="warning")]
+    return []
+
+
+def parameters_offered(config: ExecConfig, config_path: Path, doc_lines: yamldoc.Document | None,
+                       sources: Sequence[LoadedSource]) -> list[Problem]:
+    offered: set[str] = set()
+    open_tasks = False
+    for s in sources:
+        for t in s.source.tasks:
+            if t.available_parameters is None:
+                open_tasks = True
+            else:
+                offered |= set(t.available_parameters)
+    problems = []
+    if sources and not open_tasks:
+        for i, p in enumerate(config.parameters):
+            if p.enabled and p.name not in offered:
+                problems.append(Problem(str(config_path), f"parameter {p.name!r} is offered by no task",
+                                        path=f"parameters[{i}]",
+                                        line=doc_lines.line_of(("parameters", i)) if doc_lines else None,
+                                        hint="check the name", severity="warning"))
+    return problems
+
+
+def validate(paths: Sequence[Path], ws: Workspace, kind: Kind | None = None) -> Report:
+    report = Report()
+    done: set[Path] = set()
+    queue = [(p, kind) for p in paths]
+    while queue:
+        path, k = queue.pop(0)
+        key = path.resolve()
+        if key in done:
+            continue
+        done.add(key)
+        data: object = None
+        try:
+            data = yamldoc.load(path).data
+        except InputError as e:
+            report.problems += e.problems
+            continue
+        k = k or detect_kind(path, data)
+        if k is None:
+            report.problems.append(Problem(str(path), "cannot tell whether this is a task source or an "
+                                           "execution config", line=1,
+                                           hint="pass --kind task-source or --kind exec-config"))
+        elif k == "task-source":
+            problems, loaded = check_task_source(path)
+            report.problems += problems
+            if loaded is not None:
+                report.sources.append(loaded)
+        else:
+            problems, refs, config = check_config(path, ws)
+            report.problems += problems
+            queue += [(r, "task-source") for r in refs]
+            if config is not None:
+                pending = [r for r in refs if r.resolve() not in done]
+                for r in pending:
+                    p2, loaded = check_task_source(r)
+                    done.add(r.resolve())
+                    report.problems += p2
+                    if loaded is not None:
+                        report.sources.append(loaded)
+                mine = [s for s in report.sources if s.path.resolve() in {r.resolve() for r in refs}]
+                cdoc = None
+                try:
+                    cdoc = yamldoc.load(path)
+                except InputError:
+                    pass
+                report.problems += parameters_offered(config, path, cdoc, mine)
+    return report
+
+
+@dataclass
+class GoldenFailure:
+    task_source: str
+    task: str
+    language: str
+    outcome: str
+    message: str
+
+
+def check_golden(sources: Sequence[LoadedSource], ws: Workspace) -> tuple[int, list[GoldenFailure]]:
+    """Run every golden solution through the pipeline; return (samples run, broken ones)."""
+    config = ExecConfig(criteria=[Toggle(name="unit-test")], llms=[ModelSpec(id="reference")])
+    plan = build_plan(config, "validate --golden", sources, ws.settings)
+    units = [u for u in plan.units if u.golden is not None]
+    provider = model_resolve.create(units[0].resolved, ws.settings) if units else None
+    sandbox = registry.create("sandbox", ws.settings.sandbox or "rlimit")
+    worker = Worker("golden-check", {"reference": provider} if provider else {}, sandbox, config.limits)
+    failures: list[GoldenFailure] = []
+
+    def on_result(unit: SampleUnit, gen: Generation, records: list[Record]) -> None:
+        outcome = records[0].outcome or "pass"
+        if outcome == "pass":
+            return
+        bad = next((r for r in records if r.test_case is not None and r.status != "pass"), None)
+        if bad is not None:
+            where = f" at line {bad.line}" if bad.line else ""
+            msg = f"{bad.test_case}: {bad.status}: {bad.error}{where}"
+        else:
+            msg = next((r.error for r in records if r.error), None) or outcome
+        failures.append(GoldenFailure(unit.task_source, unit.task.name, unit.language, outcome, msg))
+
+    asyncio.run(LocalExecutor().run(units, worker, {}, lambda g: None, on_result))
+    failures.sort(key=lambda f: (f.task_source, f.task, f.language))
+    return len(units), failures
