@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -111,9 +112,7 @@ def check_task(doc: yamldoc.Document, index: int, task: Task) -> list[Problem]:
                     continue
                 seen.add(key)
                 path = (*base, *e.where)
-                line = doc.line_of(path)
-                if line is not None and e.failure.line is not None and e.failure.line > 1:
-                    line += e.failure.line
+                line = doc.value_line(path, e.failure.line)
                 hint = "fix the template"
                 if "function_name" in str(e):
                     hint = "set entry_point or give a golden solution to infer it from"
@@ -253,10 +252,8 @@ def validate(paths: Sequence[Path], ws: Workspace, kind: Kind | None = None) -> 
                         report.sources.append(loaded)
                 mine = [s for s in report.sources if s.path.resolve() in {r.resolve() for r in refs}]
                 cdoc = None
-                try:
+                with contextlib.suppress(InputError):
                     cdoc = yamldoc.load(path)
-                except InputError:
-                    pass
                 report.problems += parameters_offered(config, path, cdoc, mine)
     return report
 

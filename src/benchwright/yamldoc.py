@@ -6,6 +6,7 @@ problem found later (by pydantic, by a template) can name the line it comes from
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import tempfile
@@ -18,6 +19,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from benchwright.errors import InputError, Problem
 
@@ -55,6 +57,20 @@ class Document:
                 return self.lines[p]
             p = p[:-1]
         return self.lines.get((), None)
+
+    def value_line(self, path: DocPath, inner: int | None) -> int | None:
+        """The file line of line ``inner`` (1-based) inside the string value at ``path``."""
+        base = self.line_of(path)
+        if base is None or inner is None:
+            return base
+        node = self.raw
+        try:
+            for part in path:
+                node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return base
+        block = isinstance(node, (LiteralScalarString, FoldedScalarString))
+        return base + inner if block else base + inner - 1
 
     def problem(self, path: DocPath, message: str, hint: str = "", severity: str = "error") -> Problem:
         return Problem(
@@ -111,10 +127,8 @@ def _plain(value: Any, path: DocPath, lines: dict[DocPath, int]) -> Any:
     if isinstance(value, CommentedSeq):
         items = []
         for i, v in enumerate(value):
-            try:
+            with contextlib.suppress(KeyError, TypeError, AttributeError):
                 lines[(*path, i)] = value.lc.item(i)[0] + 1
-            except (KeyError, TypeError, AttributeError):
-                pass
             items.append(_plain(v, (*path, i), lines))
         return items
     if isinstance(value, bool) or value is None:

@@ -98,12 +98,14 @@ def validate(
 @app.command()
 def schema(kind: Annotated[str, typer.Argument(help="task-source, exec-config, settings or record.")]) -> None:
     """Print the JSON Schema of a file format (for editor completion)."""
+    from pydantic import BaseModel
+
     from benchwright.config.model import ExecConfig
     from benchwright.config.settings import Settings
     from benchwright.results.record import Record
     from benchwright.task.model import TaskSource
 
-    models: dict[str, Any] = {"task-source": TaskSource, "exec-config": ExecConfig,
+    models: dict[str, type[BaseModel]] = {"task-source": TaskSource, "exec-config": ExecConfig,
                               "settings": Settings, "record": Record}
     if kind not in models:
         raise UserError(f"unknown schema {kind!r}; choose one of {', '.join(models)}")
@@ -260,13 +262,15 @@ def compare(
 
 
 @app.command(name="list")
-def list_plugins(kind: Annotated[str | None, typer.Argument(help="criteria, providers, languages, sandboxes, importers.")] = None) -> None:
+def list_plugins(
+    kind: Annotated[str | None, typer.Argument(help="criteria, providers, languages or sandboxes.")] = None,
+) -> None:
     """List installed plug-ins."""
     from rich.table import Table
 
-    from benchwright.registry import KINDS, registry
+    from benchwright.registry import KINDS, Kind, registry
 
-    aliases = {**{k: k for k in KINDS}, **{f"{k}s": k for k in KINDS}, "criteria": "criterion"}
+    aliases: dict[str, Kind] = {**{k: k for k in KINDS}, **{f"{k}s": k for k in KINDS}, "criteria": "criterion"}
     if kind is not None and kind not in aliases:
         raise UserError(f"unknown kind {kind!r}; choose from {', '.join(sorted(aliases))}")
     wanted = [aliases[kind]] if kind is not None else list(KINDS)
@@ -326,10 +330,9 @@ def _write_source(source: Any, output: Path) -> None:
 
 
 def main() -> None:
+    """Entry point: user-fixable errors print without a traceback and exit 2."""
     try:
-        app(standalone_mode=False)
-    except typer.Exit as e:
-        sys.exit(e.exit_code)
+        app()
     except (InputError, UserError, MissingDependency) as e:
         if isinstance(e, InputError):
             for p in e.problems:
@@ -343,12 +346,3 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted; finish with 'benchwright run --resume RUN_ID'")
         sys.exit(130)
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
-            sys.exit(2)
-        if isinstance(e, click.exceptions.Abort):
-            sys.exit(130)
-        raise

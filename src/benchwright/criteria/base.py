@@ -9,7 +9,7 @@ from typing import Any
 from benchwright.config.model import Limits
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language
-from benchwright.results.record import Generation
+from benchwright.results.record import Generation, Verdict
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask
@@ -21,7 +21,7 @@ class Measurement:
 
     score: float | None
     unit: str | None = None
-    verdict: str | None = None
+    verdict: Verdict | None = None
     required: bool | None = None
     output: str | None = None
     error: str | None = None

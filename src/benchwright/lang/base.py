@@ -100,5 +100,5 @@ class Language(abc.ABC):
             return answer.strip("\n") + "\n"
         mine = [b for tag, b in blocks if tag.lower() in self.fence_names]
         untagged = [b for tag, b in blocks if not tag]
-        pool = mine or untagged or [b for _, b in blocks]
-        return max(pool, key=len).strip("\n") + "\n"
+        pool: list[str] = mine or untagged or [b for _, b in blocks]
+        return str(max(pool, key=len)).strip("\n") + "\n"

@@ -19,11 +19,11 @@ class BwTimeout(BaseException):
     """Raised by the per-test alarm; a BaseException so ``except Exception`` cannot swallow it."""
 
 
-def _alarm(signum, frame):
+def _alarm(signum: int, frame: object) -> None:
     raise BwTimeout()
 
 
-def _where(exc):
+def _where(exc: BaseException) -> "int | None":
     """Line (in the executed code) of the deepest frame of the solution or test, if any."""
     line = None
     for frame in traceback.extract_tb(exc.__traceback__):
@@ -34,17 +34,17 @@ def _where(exc):
     return line
 
 
-def _message(exc):
+def _message(exc: BaseException) -> str:
     text = str(exc)
     if isinstance(exc, AssertionError):
         return text or "AssertionError"
     return type(exc).__name__ + (": " + text if text else "")
 
 
-def main():
+def main() -> None:
     with open("spec.json", encoding="utf-8") as f:
         spec = json.load(f)
-    out = open("results.jsonl", "w", encoding="utf-8", buffering=1)
+    out = open("results.jsonl", "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - open until exit
     cap = int(spec.get("output_cap", 4096))
     timeout = float(spec["test_timeout_s"])
     setup = spec["setup"]
@@ -52,10 +52,10 @@ def main():
     signal.signal(signal.SIGALRM, _alarm)
     real_stdout, real_stderr = sys.stdout, sys.stderr
 
-    def write(rec):
+    def write(rec: "dict[str, object]") -> None:
         out.write(json.dumps(rec) + "\n")
 
-    ns = {"__name__": "solution", "__builtins__": __builtins__}
+    ns: dict[str, object] = {"__name__": "solution", "__builtins__": __builtins__}
     cpu0 = time.process_time()
     buf = io.StringIO()
     sys.stdout = sys.stderr = buf
@@ -69,7 +69,7 @@ def main():
         write({"build": "timeout", "message": f"loading the solution took more than {timeout:g} s",
                "line": None, "time_ms": (time.perf_counter() - start) * 1000})
         return
-    except BaseException as exc:  # noqa: BLE001 - anything the solution raises is its verdict
+    except BaseException as exc:
         signal.setitimer(signal.ITIMER_REAL, 0)
         sys.stdout, sys.stderr = real_stdout, real_stderr
         write({"build": "error", "message": _message(exc), "line": _where(exc),
@@ -100,7 +100,7 @@ def main():
             signal.setitimer(signal.ITIMER_REAL, 0)
             status, message = "error", _message(exc)
             line = exc.lineno + offset if exc.lineno and exc.filename == FILENAME else None
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             signal.setitimer(signal.ITIMER_REAL, 0)
             status, message, line = "error", _message(exc), _where(exc)
         finally:

@@ -10,7 +10,7 @@ from importlib import resources
 from typing import Any
 
 from benchwright.errors import InfraError
-from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec
+from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec, TestStatus
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 
 _RUNNER = resources.files("benchwright.lang").joinpath("pyrunner.py").read_bytes()
@@ -42,7 +42,8 @@ class PythonLanguage(Language):
             return m.group(1) if m else None
         names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         public = [n for n in names if not n.startswith("_")]
-        return (public or names or [None])[0]
+        chosen = public or names
+        return chosen[0] if chosen else None
 
     def toolchain(self) -> dict[str, str]:
         return {"python": sys.version.split()[0]}
@@ -99,20 +100,20 @@ class PythonLanguage(Language):
             return self._all(tests, setup, "error", why, proc, build_error=why)
         head = records[0]
         if head.get("build") != "ok":
-            status = "timeout" if head.get("build") == "timeout" else "error"
+            build_status: TestStatus = "timeout" if head.get("build") == "timeout" else "error"
             msg = str(head.get("message"))
-            return self._all(tests, setup, status, msg, proc, build_error=msg, line=head.get("line"))
+            return self._all(tests, setup, build_status, msg, proc, build_error=msg, line=head.get("line"))
         by_index = {r["i"]: r for r in records[1:] if "i" in r}
         outcomes: list[TestOutcome] = []
         for i, t in enumerate(tests):
             code = setup + (t.code if t.code.endswith("\n") else t.code + "\n")
             r = by_index.get(i)
             if r is None:
-                status = "timeout" if proc.timed_out else "error"
+                missing: TestStatus = "timeout" if proc.timed_out else "error"
                 msg = ("the process timed out" if proc.timed_out else
                        f"the process ended before this test reported (exit {proc.exit_code}, "
                        f"signal {proc.signal})")
-                outcomes.append(TestOutcome(t.name, status, msg, None, code, None))
+                outcomes.append(TestOutcome(t.name, missing, msg, None, code, None))
                 continue
             outcomes.append(TestOutcome(
                 name=t.name, status=r["status"], message=r.get("message"), line=r.get("line"),
@@ -126,11 +127,11 @@ class PythonLanguage(Language):
 
     @staticmethod
     def _all(
-        tests: list[TestSpec], setup: str, status: str, message: str, proc: Any,
+        tests: list[TestSpec], setup: str, status: TestStatus, message: str, proc: Any,
         build_error: str, line: int | None = None,
     ) -> ExecutionResult:
         outcomes = [
-            TestOutcome(t.name, status, message, line, setup + t.code + "\n", None)  # type: ignore[arg-type]
+            TestOutcome(t.name, status, message, line, setup + t.code + "\n", None)
             for t in tests
         ]
         return ExecutionResult(outcomes, proc, build_error=build_error)

@@ -29,6 +29,7 @@ from benchwright.run.worker import Worker
 from benchwright.sandbox.base import Sandbox
 from benchwright.task.load import LoadedSource, load_task_source
 from benchwright.workspace import Workspace
+from benchwright.yamldoc import Document
 
 Progress = Callable[[int, int, SampleUnit | None], None]
 
@@ -54,7 +55,8 @@ class RunResult:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def task_source_paths(ws: Workspace, config: ExecConfig, config_path: Path, cli: Sequence[str]) -> list[Path]:
+def task_source_paths(ws: Workspace, config: ExecConfig, config_path: Path, cli: Sequence[str],
+                      doc: Document | None = None) -> list[Path]:
     names = list(cli) or list(config.task_sources)
     if not names:
         raise InputError([Problem(str(config_path), "no task sources to run", path="task_sources",
@@ -66,7 +68,8 @@ def task_source_paths(ws: Workspace, config: ExecConfig, config_path: Path, cli:
             where = "task_sources" if not cli else "--tasks"
             problems.append(Problem(str(config_path) if not cli else "command line",
                                     f"task source {name!r} not found (looked in {ws.root})",
-                                    path=f"{where}[{i}]", hint="check the path"))
+                                    path=f"{where}[{i}]", hint="check the path",
+                                    line=doc.line_of(("task_sources", i)) if doc and not cli else None))
         paths.append(p)
     if problems:
         raise InputError(problems)
@@ -116,11 +119,12 @@ def make_providers(ws: Workspace, plan: Plan) -> dict[str, Provider]:
 def prepare(ws: Workspace, config_path: Path, tasks: Sequence[str] = (),
             config: ExecConfig | None = None) -> Prepared:
     """Load and check everything a run needs. Raises :class:`UserError`; writes nothing."""
+    doc = None
     if config is None:
-        _, config = load_config(config_path)
-    paths = task_source_paths(ws, config, config_path, tasks)
+        doc, config = load_config(config_path)
+    paths = task_source_paths(ws, config, config_path, tasks, doc)
     sources = load_sources(paths)
-    plan = build_plan(config, str(config_path), sources, ws.settings)
+    plan = build_plan(config, str(config_path), sources, ws.settings, config_doc=doc)
     providers = make_providers(ws, plan)
     return Prepared(ws, config_path, config, sources, plan, providers, make_sandbox(ws))
 
@@ -136,7 +140,7 @@ def _toolchains(plan: Plan) -> dict[str, dict[str, str]]:
         if registry.has("language", lang):
             try:
                 out[lang] = registry.create("language", lang).toolchain()
-            except Exception as e:  # noqa: BLE001 - a missing toolchain shows in the samples
+            except Exception as e:
                 out[lang] = {"error": str(e)}
     return out
 

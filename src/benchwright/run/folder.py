@@ -108,6 +108,7 @@ class RunFolder:
         A torn last line and the records of a sample whose block was cut short are removed
         (that sample runs again, from its saved generation); so are samples in ``drop``.
         """
+        self._trim_torn_tail(self.path / GENERATIONS_FILE)
         path = self.path / RECORDS_FILE
         groups: dict[str, list[dict[str, Any]]] = {}
         order: list[str] = []
@@ -137,6 +138,15 @@ class RunFolder:
             lines = [json.dumps(r) for eid in keep for r in groups[eid]]
             yamldoc.atomic_write(path, "".join(line + "\n" for line in lines))
         return {eid: groups[eid][0].get("outcome") or "" for eid in keep}
+
+    @staticmethod
+    def _trim_torn_tail(path: Path) -> None:
+        """Cut a last line that a kill left without its newline, so appends start clean."""
+        if not path.exists():
+            return
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            yamldoc.atomic_write(path, data[: data.rfind(b"\n") + 1].decode("utf-8", "replace"))
 
     # -- status and summary ----------------------------------------------------------------
     def write_status(self, status: dict[str, Any], force: bool = False) -> None:

@@ -18,7 +18,7 @@ from benchwright.registry import registry
 from benchwright.task.load import LoadedSource
 from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask, RenderFailure, render_task
-from benchwright.yamldoc import format_path
+from benchwright.yamldoc import Document, format_path
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,8 @@ def execution_id(source: str, task: str, language: str, model: str, sample: int)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def select_criteria(config: ExecConfig, config_file: str) -> tuple[list[str], dict[str, str]]:
+def select_criteria(config: ExecConfig, config_file: str,
+                    doc: Document | None = None) -> tuple[list[str], dict[str, str]]:
     """The config's enabled criteria that are installed, and the ones skipped with why.
 
     Raises:
@@ -91,6 +92,7 @@ def select_criteria(config: ExecConfig, config_file: str) -> tuple[list[str], di
                 registry.get("criterion", toggle.name)
             except UserError as e:
                 problems.append(Problem(config_file, str(e), path=f"criteria[{i}].name",
+                                        line=doc.line_of(("criteria", i, "name")) if doc else None,
                                         hint="see 'benchwright list criteria'"))
     if problems:
         raise InputError(problems)
@@ -117,13 +119,14 @@ def build_plan(
     sources: Sequence[LoadedSource],
     settings: Settings,
     models: Sequence[ModelSpec] | None = None,
+    config_doc: Document | None = None,
 ) -> Plan:
     """Filter tasks, render every prompt and test, and list the samples.
 
     Raises:
         InputError: a template failed, or a criterion or model cannot be resolved.
     """
-    criteria, skipped = select_criteria(config, config_file)
+    criteria, skipped = select_criteria(config, config_file, config_doc)
     plugins: dict[str, Criterion] = {n: registry.create("criterion", n) for n in criteria}
     specs = list(models if models is not None else config.llms)
     if not specs:
@@ -135,7 +138,8 @@ def build_plan(
         try:
             resolved.append(model_resolve.resolve(spec.id, settings))
         except UserError as e:
-            problems.append(Problem(config_file, str(e), path=f"llms[{i}]"))
+            problems.append(Problem(config_file, str(e), path=f"llms[{i}]",
+                                    line=config_doc.line_of(("llms", i)) if config_doc else None))
     if problems:
         raise InputError(problems)
     params = config.enabled_parameters()
@@ -155,9 +159,7 @@ def build_plan(
                     rendered = render_task(task, lang, params)
                 except RenderFailure as e:
                     where = ("tasks", ti, *e.where)
-                    line = loaded.doc.line_of(where)
-                    if line is not None and e.failure.line is not None:
-                        line += e.failure.line
+                    line = loaded.doc.value_line(where, e.failure.line)
                     problems.append(Problem(str(loaded.path), str(e), path=format_path(where), line=line,
                                             hint="fix the template; 'benchwright validate' checks them all"))
                     continue

@@ -67,7 +67,7 @@ class Worker:
         except BenchwrightError as e:
             gen.error = str(e)
             return gen
-        except Exception as e:  # noqa: BLE001 - a provider bug must not stop the run
+        except Exception as e:
             gen.error = f"{type(e).__name__}: {e}"
             return gen
         gen.latency_ms = (time.perf_counter() - start) * 1000
@@ -83,7 +83,7 @@ class Worker:
             run_id=self.run_id, execution_id=unit.execution_id, task_source=unit.task_source,
             task=unit.task.name, language=unit.language, model=unit.model.label, sample=unit.sample,
             criterion=criterion, executor=executor, score=m.score, unit=m.unit,
-            verdict=m.verdict, required=m.required, output=m.output, error=m.error,  # type: ignore[arg-type]
+            verdict=m.verdict, required=m.required, output=m.output, error=m.error,
             time_ms=m.time_ms, test_case=m.test_case, code=m.code, status=m.status, line=m.line,
             hidden=m.hidden, details=m.details, difficulty=unit.task.difficulty, area=unit.task.area,
         )
@@ -110,7 +110,7 @@ class Worker:
             except InfraError as e:
                 infra = infra or str(e)
                 measurements = [Measurement(score=None, error=f"infra_error: {e}")]
-            except Exception as e:  # noqa: BLE001 - a plug-in bug is the harness's fault
+            except Exception as e:
                 infra = infra or f"{type(e).__name__}: {e}"
                 tb = traceback.format_exc(limit=5)
                 measurements = [Measurement(score=None, error=f"infra_error: {e}", output=tb)]

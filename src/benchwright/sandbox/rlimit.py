@@ -6,6 +6,7 @@ level as ``rlimits`` and the CLI says so loudly. The hardened backends come with
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import selectors
@@ -49,10 +50,8 @@ def _exited(pid: int) -> bool:
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class RlimitSandbox(Sandbox):
@@ -103,16 +102,14 @@ class RlimitSandbox(Sandbox):
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                preexec_fn=lambda: _preexec(limits),  # noqa: PLW1509 - no threads touch this child
+                preexec_fn=lambda: _preexec(limits),
                 close_fds=True,
             )
         except OSError as e:
             raise InfraError(f"could not start {argv[0]!r}: {e}") from e
         if stdin is not None and proc.stdin is not None:
-            try:
+            with contextlib.suppress(BrokenPipeError):
                 proc.stdin.write(stdin)
-            except BrokenPipeError:
-                pass
             proc.stdin.close()
         out, err, timed_out = self._pump(proc, start + limits.wall_s, limits.output_bytes)
         _kill_group(proc.pid)  # nothing of the sample outlives it

@@ -1,0 +1,114 @@
+"""The README's first command: the example workspace run with the reference model."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+from tests.conftest import Runner, only_run, read_jsonl
+
+SPEC_KEYS = {"run_id", "execution_id", "task_source", "task", "language", "model", "sample", "criterion",
+             "executor", "score", "unit", "verdict", "required", "output", "error", "time_ms",
+             "test_case", "code"}
+
+
+def test_example_run_prints_the_model_by_criterion_table(workspace: Path, bw: Runner) -> None:
+    proc = bw("run", "configs/example.yaml", cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    for row in ("unit-test", "cpu-usage", "ram-usage", "token-count"):
+        assert row in proc.stdout
+    assert "reference" in proc.stdout
+    run = only_run(workspace)
+    for name in ("run.yaml", "status.yaml", "records.jsonl", "generations.jsonl", "summary.yaml"):
+        assert (run / name).is_file(), name
+
+    records = read_jsonl(run / "records.jsonl")
+    assert records and all(SPEC_KEYS <= set(r) for r in records)
+    langs = {r["language"] for r in records}
+    assert langs == {"python", "java"}
+    tests = [r for r in records if r["criterion"] == "unit-test" and r["test_case"]]
+    assert tests and all(r["status"] == "pass" and r["code"] for r in tests)
+    assert {r["hidden"] for r in tests} == {True, False}
+
+    yaml = YAML(typ="safe")
+    status = yaml.load((run / "status.yaml").read_text())
+    assert status["state"] == "completed"
+    (source,) = status["taskSourceStatuses"].values()
+    assert source["completed"] == source["total"] > 12 and source["error"] == 0
+    summary = yaml.load((run / "summary.yaml").read_text())
+    assert summary["by_model"]["reference"]["criteria"]["unit-test"]["mean"] == 1.0
+    assert set(summary["by_language"]) == {"java", "python"}
+    manifest = yaml.load((run / "run.yaml").read_text())
+    assert manifest["sandbox"]["isolation"] == "rlimits"
+    assert len(manifest["task_sources"][0]["sha256"]) == 64
+
+    gens = read_jsonl(run / "generations.jsonl")
+    assert len(gens) == source["total"]
+    assert len({g["execution_id"] for g in gens}) == len(gens)
+    assert all(g["raw"].startswith("```") or g["mode"] == "complete" for g in gens)
+
+
+def test_report_export_status_compare(workspace: Path, bw: Runner) -> None:
+    assert bw("run", "configs/python-only.yaml", "--run-id", "a", cwd=workspace).returncode == 0
+    assert bw("run", "configs/python-only.yaml", "--run-id", "b", cwd=workspace).returncode == 0
+
+    table = bw("report", "a", cwd=workspace)
+    assert table.returncode == 0 and "unit-test" in table.stdout
+    data = json.loads(bw("report", "a", "--format", "json", cwd=workspace).stdout)
+    assert data["by_model"]["reference"]["pass_at_k"]["pass@1"] == 1.0
+    md = bw("report", "latest", "--format", "markdown", cwd=workspace).stdout
+    assert "| unit-test" in md
+    rows = list(csv.reader(io.StringIO(bw("report", "a", "--format", "csv", cwd=workspace).stdout)))
+    assert any("unit-test" in r for r in rows)
+    bad = bw("report", "a", "--format", "pdf", cwd=workspace)
+    assert bad.returncode == 2 and "pdf" in bad.stderr and "Traceback" not in bad.stderr
+
+    junit = ET.fromstring(bw("export", "a", "--format", "junit", cwd=workspace).stdout)
+    cases = junit.findall(".//testcase")
+    assert cases and not junit.findall(".//failure")
+    out = workspace / "a.csv"
+    assert bw("export", "a", "--format", "csv", "--out", out, cwd=workspace).returncode == 0
+    header = next(csv.reader(out.open()))
+    assert header[: len(SPEC_KEYS)] and SPEC_KEYS <= set(header)
+
+    st = bw("status", cwd=workspace)
+    assert st.returncode == 0 and "a" in st.stdout and "completed" in st.stdout
+    cmp = bw("compare", "a", "b", "--format", "json", cwd=workspace)
+    assert cmp.returncode == 0, cmp.stderr
+    missing = bw("report", "nope", cwd=workspace)
+    assert missing.returncode == 2 and "nope" in missing.stderr
+
+
+def test_threshold_missed_exits_1(workspace: Path, bw: Runner) -> None:
+    tasks = workspace / "tasks" / "broken.yaml"
+    tasks.write_text(
+        "version: 1\nname: broken\ntasks:\n"
+        "  - name: add\n    languages: [python]\n"
+        "    task:\n      common_prompt: add two numbers\n"
+        "      languages_specific:\n        python:\n          hidden_tests:\n"
+        "            - code: assert add(1, 2) == 3\n"
+        "    golden_solution:\n      python: |\n        def add(a, b):\n            return a - b\n"
+    )
+    cfg = workspace / "configs" / "gate.yaml"
+    cfg.write_text("version: 1\ntask_sources: [tasks/broken.yaml]\nllms: [reference]\n"
+                   "thresholds: {unit-test: 0.8}\n")
+    proc = bw("run", "configs/gate.yaml", cwd=workspace)
+    assert proc.returncode == 1, proc.stderr
+    assert "threshold" in proc.stderr
+
+
+def test_schema_and_list(bw: Runner) -> None:
+    schema = json.loads(bw("schema", "task-source").stdout)
+    assert "tasks" in schema["properties"]
+    cfg = json.loads(bw("schema", "exec-config").stdout)
+    assert "llm-judge" in cfg["properties"]
+    assert bw("schema", "nope").returncode == 2
+    listed = bw("list", "criteria")
+    for name in ("unit-test", "cpu-usage", "ram-usage", "token-count"):
+        assert name in listed.stdout
+    assert "python" in bw("list", "languages").stdout and "java" in bw("list", "languages").stdout
