@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from tests.conftest import Runner
 
 GOOD_TASKS = """\

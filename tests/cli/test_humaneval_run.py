@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
-
 from tests.conftest import Runner, only_run, read_jsonl
 
 BROKEN = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import signal
 import subprocess
@@ -10,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from tests.conftest import BIN, Runner, read_jsonl
 
 N_TASKS = 10
@@ -100,10 +100,8 @@ def read_jsonl_tolerant(path: Path) -> list[dict[str, object]]:
     out = []
     for line in path.read_bytes().splitlines(keepends=True):
         if line.endswith(b"\n"):
-            try:
+            with contextlib.suppress(json.JSONDecodeError):
                 out.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass
     return out
 
 

@@ -133,7 +133,7 @@ def run(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Run a benchmark: every model on every selected task. Exit 1 if a threshold is missed."""
-    from benchwright.results.report import report_table
+    from benchwright.results.report import report_renderables
     from benchwright.results.summary import thresholds_met
     from benchwright.run import engine
 
@@ -156,7 +156,8 @@ def run(
             err.print(f"[yellow]skipping criteria not available here: "
                       f"{', '.join(prep.plan.skipped_criteria)}[/]")
         result = _progress_run(f"run {rid}", lambda p: engine.execute(prep, folder, p))
-    out.print(report_table(result.summary))
+    for part in report_renderables(result.summary):
+        out.print(part)
     out.print(f"results: {result.folder.path}")
     if not thresholds_met(result.summary):
         err.print("[red]thresholds missed[/]")
@@ -211,11 +212,12 @@ def report(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """The model x criterion table of a run."""
-    from benchwright.results.report import report_table, report_text
+    from benchwright.results.report import report_renderables, report_text
 
     _, summary = _summary(_ws(workspace), run_id)
     if fmt == "table":
-        out.print(report_table(summary))
+        for part in report_renderables(summary):
+            out.print(part)
     else:
         sys.stdout.write(report_text(summary, fmt))
 
@@ -250,13 +252,14 @@ def compare(
 ) -> None:
     """Compare two runs: per model and criterion, and the tasks that flipped."""
     from benchwright.results.compare import compare as do_compare
-    from benchwright.results.compare import compare_table, compare_text
+    from benchwright.results.compare import compare_renderables, compare_text
     from benchwright.run.folder import RunFolder
 
     ws = _ws(workspace)
     result = do_compare(RunFolder(ws.run_dir(run_a)), RunFolder(ws.run_dir(run_b)))
     if fmt == "table":
-        out.print(compare_table(result))
+        for part in compare_renderables(result):
+            out.print(part)
     else:
         sys.stdout.write(compare_text(result, fmt))
 

@@ -1,0 +1,232 @@
+"""``benchwright export``: a run folder as JUnit XML, JSON, CSV or markdown.
+
+* ``junit``: one ``<testsuite>`` per model and language (``model/language``), one ``<testcase>``
+  per unit-test test case (classname ``task_source.task``, name ``test case [sample n]``); a
+  failed case carries ``<failure>`` with the assertion message, the line and the exact code
+  executed, a crashed or timed-out one ``<error>``, a case not run ``<skipped>``. A sample that
+  ended in ``infra_error`` is a single ``infra_error [sample n]`` test case holding
+  ``<error type="infra_error">`` (whatever test cases it ran); a sample whose
+  tests could not run at all (build error) a single ``unit-test [sample n]`` case.
+* ``json``: ``{"run": manifest, "summary": summary, "records": [...]}``.
+* ``csv``: every record, one row each; the SPEC section 7 keys first, then the others;
+  ``details`` (and any other nested value) JSON-encoded.
+* ``markdown``: the same as ``benchwright report --format markdown``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from typing import Any
+
+from benchwright.errors import UserError
+from benchwright.results.record import Record
+from benchwright.results.report import report_text
+from benchwright.results.summary import summarize
+from benchwright.run.folder import RunFolder
+
+FORMATS = ("json", "csv", "junit", "markdown")
+
+SPEC_KEYS = (
+    "run_id", "execution_id", "task_source", "task", "language", "model", "sample", "criterion",
+    "executor", "score", "unit", "verdict", "required", "output", "error", "time_ms", "test_case",
+    "code",
+)
+"""The record keys of SPEC section 7, in its order: the first columns of the CSV export."""
+
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def folder_summary(folder: RunFolder) -> dict[str, Any]:
+    """``summary.yaml``, or (for a run that never finished) one computed from its records."""
+    summary = folder.summary()
+    if summary is not None:
+        return summary
+    thresholds: dict[str, float] | None = None
+    try:
+        config = folder.manifest().get("config") or {}
+        thresholds = config.get("thresholds") or None
+    except UserError:
+        pass
+    return summarize(folder.records(), folder.run_id, thresholds)
+
+
+def export(folder: RunFolder, fmt: str) -> str:
+    """The run in ``fmt`` (one of :data:`FORMATS`); a :class:`UserError` for any other."""
+    if fmt == "junit":
+        return export_junit(folder)
+    if fmt == "json":
+        return export_json(folder)
+    if fmt == "csv":
+        return export_csv(folder)
+    if fmt == "markdown":
+        return report_text(folder_summary(folder), "markdown")
+    raise UserError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
+
+
+# -- json --------------------------------------------------------------------------------------
+
+
+def export_json(folder: RunFolder) -> str:
+    doc = {
+        "run": folder.manifest(),
+        "summary": folder_summary(folder),
+        "records": [r.model_dump(mode="json") for r in folder.records()],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+# -- csv ---------------------------------------------------------------------------------------
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return str(value)
+
+
+def export_csv(folder: RunFolder) -> str:
+    records = [r.model_dump(mode="json") for r in folder.records()]
+    columns = list(SPEC_KEYS)
+    columns += [k for k in Record.model_fields if k not in columns]
+    extra = sorted({k for r in records for k in r} - set(columns))
+    columns += extra
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for r in records:
+        writer.writerow([_csv_cell(r.get(c)) for c in columns])
+    return buf.getvalue()
+
+
+# -- junit -------------------------------------------------------------------------------------
+
+
+def _x(text: Any) -> str:
+    """Text XML 1.0 can hold: control characters other than tab and newlines are replaced."""
+    return _XML_INVALID.sub("\ufffd", "" if text is None else str(text))
+
+
+def _seconds(ms: float | None) -> str:
+    return f"{(ms or 0.0) / 1000:.3f}"
+
+
+class _Suite:
+    def __init__(self, name: str) -> None:
+        self.element = ET.Element("testsuite", name=_x(name))
+        self.tests = self.failures = self.errors = self.skipped = 0
+        self.time_ms = 0.0
+
+    def case(self, classname: str, name: str, time_ms: float | None) -> ET.Element:
+        self.tests += 1
+        self.time_ms += time_ms or 0.0
+        return ET.SubElement(self.element, "testcase", classname=_x(classname), name=_x(name),
+                             time=_seconds(time_ms))
+
+    def close(self) -> None:
+        self.element.set("tests", str(self.tests))
+        self.element.set("failures", str(self.failures))
+        self.element.set("errors", str(self.errors))
+        self.element.set("skipped", str(self.skipped))
+        self.element.set("time", _seconds(self.time_ms))
+
+
+def _detail(record: Record) -> str:
+    parts = []
+    if record.line is not None:
+        parts.append(f"line {record.line}")
+    if record.hidden:
+        parts.append("hidden test")
+    head = ", ".join(parts)
+    body = record.code or ""
+    return _x(f"{head}\n{body}" if head else body)
+
+
+def _test_case(suite: _Suite, classname: str, sample: int, r: Record) -> None:
+    case = suite.case(classname, f"{r.test_case} [sample {sample}]", r.time_ms)
+    status = r.status or ("pass" if r.verdict == "pass" else "fail")
+    if status == "pass":
+        pass
+    elif status == "fail":
+        suite.failures += 1
+        el = ET.SubElement(case, "failure", message=_x(r.error or "test failed"), type="fail")
+        el.text = _detail(r)
+    elif status == "not_run":
+        suite.skipped += 1
+        ET.SubElement(case, "skipped", message=_x(r.error or "not run"))
+    else:  # error, timeout and anything unknown
+        suite.errors += 1
+        el = ET.SubElement(case, "error", message=_x(r.error or status), type=_x(status))
+        el.text = _detail(r)
+    if r.output:
+        ET.SubElement(case, "system-out").text = _x(r.output)
+
+
+def _sample(suite: _Suite, classname: str, sample: int, records: list[Record]) -> None:
+    outcome = records[0].outcome or "pass"
+    if outcome == "infra_error":
+        first = next((r for r in records if r.error), records[0])
+        case = suite.case(classname, f"infra_error [sample {sample}]", None)
+        suite.errors += 1
+        el = ET.SubElement(case, "error", message=_x(first.error or "infra_error"), type="infra_error")
+        el.text = _x(f"criterion {first.criterion}: {first.error or ''}\n{first.output or ''}".rstrip())
+        return
+    cases = sorted((r for r in records if r.criterion == "unit-test" and r.test_case is not None),
+                   key=lambda r: r.record_index)
+    if cases:
+        for r in cases:
+            _test_case(suite, classname, sample, r)
+        return
+    level = next((r for r in records if r.criterion == "unit-test" and r.test_case is None), None)
+    if level is None and outcome == "pass":
+        return  # no tests were run for this sample, and nothing went wrong
+    r = level or records[0]
+    case = suite.case(classname, f"{r.criterion} [sample {sample}]", r.time_ms)
+    if outcome == "pass":
+        return
+    message = r.error or r.output or outcome
+    if outcome == "fail":
+        suite.failures += 1
+        ET.SubElement(case, "failure", message=_x(message), type="fail").text = _x(r.output or "")
+    else:
+        suite.errors += 1
+        ET.SubElement(case, "error", message=_x(message), type=_x(outcome)).text = _x(r.output or "")
+
+
+def export_junit(folder: RunFolder) -> str:
+    samples: dict[str, list[Record]] = defaultdict(list)
+    for r in folder.records():
+        samples[r.execution_id].append(r)
+    suites: dict[tuple[str, str], _Suite] = {}
+    ordered = sorted(samples.values(), key=lambda rs: (rs[0].model, rs[0].language, rs[0].task_source,
+                                                       rs[0].task, rs[0].sample))
+    for records in ordered:
+        first = records[0]
+        key = (first.model, first.language)
+        if key not in suites:
+            suites[key] = _Suite(f"{first.model}/{first.language}")
+        _sample(suites[key], f"{first.task_source}.{first.task}", first.sample, records)
+    root = ET.Element("testsuites", name=_x(folder.run_id))
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    time_ms = 0.0
+    for suite in suites.values():
+        suite.close()
+        root.append(suite.element)
+        totals["tests"] += suite.tests
+        totals["failures"] += suite.failures
+        totals["errors"] += suite.errors
+        totals["skipped"] += suite.skipped
+        time_ms += suite.time_ms
+    for k, v in totals.items():
+        root.set(k, str(v))
+    root.set("time", _seconds(time_ms))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,349 @@
+"""``benchwright report``: a run's ``summary.yaml`` as the thesis's table 3 and friends.
+
+The main table has one row per criterion (then pass@k, the sample count and the outcome
+counts) and one column per model. Values are shown the way a reader wants them (unit-test as a
+percentage, RAM in KiB/MiB, times and tokens with two decimals); ``csv`` and ``json`` keep the
+raw numbers. A threshold missed is marked ``✗``. ``infra_error`` samples are never counted
+against a model: their row stands apart, below the others. Smaller tables give the pass rate per
+language, difficulty and area.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from benchwright.errors import UserError
+
+FORMATS = ("table", "json", "markdown", "csv")
+"""Every format :func:`report_text` accepts (``table`` renders the rich tables as plain text)."""
+
+MISSED = "✗"
+NONE = "\u2013"
+"""Shown for a missing value (an en dash)."""
+ORDER = ("unit-test", "cpu-usage", "ram-usage", "token-count")
+"""The thesis's criteria come first, in its order; the others follow alphabetically."""
+OUTCOMES = ("pass", "fail", "error")
+SLICES = ("language", "difficulty", "area")
+PERCENT_UNITS = ("success", "ratio")
+
+
+@dataclass
+class Row:
+    """One row of the main table: a raw value per model, and which models miss a threshold."""
+
+    key: str
+    label: str
+    unit: str
+    values: dict[str, float | None]
+    missed: dict[str, bool] = field(default_factory=dict)
+    percent: bool = False
+    count: bool = False
+    apart: bool = False
+    """Shown in a section of its own (``infra_error``)."""
+
+    def shown(self, model: str) -> str:
+        text = format_value(self.values.get(model), self.unit, percent=self.percent, count=self.count)
+        if self.missed.get(model):
+            text += f" {MISSED}"
+        return text
+
+
+# -- values ------------------------------------------------------------------------------------
+
+
+def human_bytes(value: float) -> str:
+    """``1536`` -> ``1.50 KiB``; ``3 * 2**20`` -> ``3.00 MiB``."""
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024 or unit == "GiB":
+            return f"{size:.0f} B" if unit == "B" else f"{size:.2f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def format_value(value: float | None, unit: str | None, *, percent: bool = False, count: bool = False) -> str:
+    """A raw summary value as shown in the table and in markdown."""
+    if value is None:
+        return NONE
+    if count:
+        return str(round(value))
+    if percent:
+        return f"{value * 100:.0f} %"
+    if unit == "bytes":
+        return human_bytes(value)
+    if unit in ("ms", "tokens"):
+        return f"{value:.2f}"
+    if value == 0 or abs(value) >= 0.01:
+        return f"{value:.2f}"
+    return f"{value:.2g}"
+
+
+def _is_percent(key: str, unit: str | None) -> bool:
+    return key == "unit-test" or key.startswith("pass@") or unit in PERCENT_UNITS
+
+
+# -- the rows ----------------------------------------------------------------------------------
+
+
+def models_of(summary: dict[str, Any]) -> list[str]:
+    models = summary.get("models") or list((summary.get("by_model") or {}).keys())
+    return [str(m) for m in models]
+
+
+def _criterion_order(names: set[str]) -> list[str]:
+    first = [n for n in ORDER if n in names]
+    return first + sorted(names - set(first))
+
+
+def _pass_at_order(names: set[str]) -> list[str]:
+    def k(name: str) -> tuple[int, str]:
+        tail = name.removeprefix("pass@")
+        return (int(tail), name) if tail.isdigit() else (10**9, name)
+
+    return sorted(names, key=k)
+
+
+def _threshold(summary: dict[str, Any], model: str, name: str) -> dict[str, Any] | None:
+    row = ((summary.get("thresholds") or {}).get(model) or {}).get(name)
+    return row if isinstance(row, dict) else None
+
+
+def rows(summary: dict[str, Any]) -> list[Row]:
+    """The main table's rows, in order, with raw values."""
+    by_model: dict[str, Any] = summary.get("by_model") or {}
+    models = models_of(summary)
+    units: dict[str, Any] = summary.get("units") or {}
+    thresholds: dict[str, Any] = summary.get("thresholds") or {}
+    threshold_names = {str(n) for per in thresholds.values() for n in (per or {})}
+
+    def data(model: str) -> dict[str, Any]:
+        d = by_model.get(model)
+        return d if isinstance(d, dict) else {}
+
+    criteria: set[str] = {n for m in models for n in (data(m).get("criteria") or {})}
+    pass_at: set[str] = {n for m in models for n in (data(m).get("pass_at_k") or {})}
+    criteria |= {n for n in threshold_names if not n.startswith("pass@")}
+    pass_at |= {n for n in threshold_names if n.startswith("pass@")}
+
+    def missed(name: str) -> dict[str, bool]:
+        out = {}
+        for m in models:
+            t = _threshold(summary, m, name)
+            out[m] = t is not None and not t.get("met", True)
+        return out
+
+    out: list[Row] = []
+    for name in _criterion_order(criteria):
+        entries = {m: (data(m).get("criteria") or {}).get(name) or {} for m in models}
+        unit = units.get(name) or next((e.get("unit") for e in entries.values() if e.get("unit")), None) or ""
+        out.append(Row(
+            key=name, label=name, unit=str(unit),
+            values={m: e.get("mean") for m, e in entries.items()},
+            missed=missed(name), percent=_is_percent(name, unit),
+        ))
+        if name == "unit-test" and any("test_pass_ratio" in e for e in entries.values()):
+            out.append(Row(
+                key="unit-test:test_pass_ratio", label="unit-test (test cases passed)", unit="ratio",
+                values={m: e.get("test_pass_ratio") for m, e in entries.items()}, percent=True,
+            ))
+    for name in _pass_at_order(pass_at):
+        out.append(Row(
+            key=name, label=name, unit="ratio",
+            values={m: (data(m).get("pass_at_k") or {}).get(name) for m in models},
+            missed=missed(name), percent=True,
+        ))
+    out.append(Row(key="samples", label="samples", unit="count",
+                   values={m: data(m).get("samples") for m in models}, count=True))
+    for outcome in OUTCOMES:
+        out.append(Row(key=outcome, label=outcome, unit="samples",
+                       values={m: (data(m).get("outcomes") or {}).get(outcome, 0) for m in models},
+                       count=True))
+    out.append(Row(key="infra_error", label="infra_error (not counted)", unit="samples",
+                   values={m: (data(m).get("outcomes") or {}).get("infra_error", 0) for m in models},
+                   count=True, apart=True))
+    return out
+
+
+def slices(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, float | None]]]:
+    """``{"language": {"python": {model: pass rate}}}``; slices that only say ``(none)`` are left out."""
+    models = models_of(summary)
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    for key in SLICES:
+        table = summary.get(f"by_{key}") or {}
+        if not table or set(table) == {"(none)"}:
+            continue
+        out[key] = {
+            str(label): {m: ((per or {}).get(m) or {}).get("pass_rate") for m in models}
+            for label, per in table.items()
+        }
+    return out
+
+
+def notes(summary: dict[str, Any]) -> list[str]:
+    """Lines printed under the main table: missed thresholds, infra errors, skipped criteria, isolation."""
+    out: list[str] = []
+    for model, per in (summary.get("thresholds") or {}).items():
+        for name, t in (per or {}).items():
+            if t.get("met", True):
+                continue
+            percent = _is_percent(str(name), (summary.get("units") or {}).get(name))
+            unit = "" if name.startswith("pass@") else (summary.get("units") or {}).get(name)
+            value = format_value(t.get("value"), unit, percent=percent)
+            limit = format_value(t.get("limit"), unit, percent=percent)
+            bound = "at least" if t.get("direction", "min") == "min" else "at most"
+            out.append(f"{MISSED} threshold missed: {model} {name} = {value} (needs {bound} {limit})")
+    infra = sum(int(((d or {}).get("outcomes") or {}).get("infra_error", 0) or 0)
+                for d in (summary.get("by_model") or {}).values())
+    if infra:
+        out.append(f"{infra} sample(s) ended in infra_error (harness, sandbox or provider failure): "
+                   "not counted against any model; retry with `benchwright run --resume --retry-errors`")
+    skipped = summary.get("skipped_criteria")
+    if skipped:
+        if isinstance(skipped, dict):
+            items = [f"{k} ({v})" if v else str(k) for k, v in skipped.items()]
+        else:
+            items = [str(s) for s in skipped]
+        out.append("skipped criteria: " + ", ".join(items))
+    isolation = summary.get("isolation")
+    if isolation == "rlimits":
+        out.append("isolation: rlimits only (no sandbox)")
+    elif isolation == "none":
+        out.append("isolation: none (no sandbox)")
+    return out
+
+
+# -- rich --------------------------------------------------------------------------------------
+
+
+def report_table(summary: dict[str, Any], with_notes: bool = True) -> Table:
+    """The main table (criteria x models); the notes are its caption unless ``with_notes`` is off."""
+    models = models_of(summary)
+    caption = "\n".join(notes(summary)) if with_notes else ""
+    table = Table(title=Text(f"Run {summary.get('run_id', '')}".strip()),
+                  caption=Text(caption) if caption else None,
+                  caption_justify="left", caption_style="bold yellow")
+    table.add_column("Criteria", style="bold")
+    table.add_column("Unit")
+    for m in models:
+        table.add_column(Text(m), justify="right")
+    all_rows = rows(summary)
+    for i, row in enumerate(all_rows):
+        cells = [Text(row.shown(m), style="red" if row.missed.get(m) else "") for m in models]
+        next_apart = i + 1 < len(all_rows) and all_rows[i + 1].apart
+        table.add_row(Text(row.label), Text(row.unit), *cells, style="dim" if row.apart else None,
+                      end_section=next_apart)
+    return table
+
+
+def slice_tables(summary: dict[str, Any]) -> list[Table]:
+    """One small table per language, difficulty and area: the pass rate of each model."""
+    models = models_of(summary)
+    out: list[Table] = []
+    for key, table_data in slices(summary).items():
+        table = Table(title=f"Pass rate by {key}")
+        table.add_column(key.capitalize(), style="bold")
+        for m in models:
+            table.add_column(Text(m), justify="right")
+        for label, per in table_data.items():
+            table.add_row(Text(label), *[Text(format_value(per.get(m), None, percent=True)) for m in models])
+        out.append(table)
+    return out
+
+
+def report_renderables(summary: dict[str, Any]) -> list[RenderableType]:
+    """What ``benchwright report`` prints, in order: the main table, its notes (full width, not
+    wrapped to the table), then the pass-rate tables. Print each with ``console.print``."""
+    out: list[RenderableType] = [report_table(summary, with_notes=False)]
+    lines = notes(summary)
+    if lines:
+        out.append(Text("\n".join(lines), style="bold yellow"))
+    out += slice_tables(summary)
+    return out
+
+
+# -- text --------------------------------------------------------------------------------------
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(header: list[str], body: list[list[str]], right_from: int) -> list[str]:
+    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |"]
+    lines.append("| " + " | ".join("---:" if i >= right_from else "---" for i in range(len(header))) + " |")
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in body]
+    return lines
+
+
+def report_markdown(summary: dict[str, Any]) -> str:
+    models = models_of(summary)
+    lines = [f"## Run {summary.get('run_id', '')}".rstrip(), ""]
+    body = [[r.label, r.unit, *[r.shown(m) for m in models]] for r in rows(summary)]
+    lines += _md_table(["Criteria", "Unit", *models], body, right_from=2)
+    extra = notes(summary)
+    if extra:
+        lines.append("")
+        lines += [f"> {n}  " for n in extra]
+    for key, table_data in slices(summary).items():
+        lines += ["", f"### Pass rate by {key}", ""]
+        sbody = [[label, *[format_value(per.get(m), None, percent=True) for m in models]]
+                 for label, per in table_data.items()]
+        lines += _md_table([key.capitalize(), *models], sbody, right_from=1)
+    return "\n".join(lines) + "\n"
+
+
+def _csv_value(value: float | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def report_csv(summary: dict[str, Any]) -> str:
+    """The main table with raw numbers, then one ``pass_rate[language=python]`` row per slice label."""
+    models = models_of(summary)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["criterion", "unit", *models])
+    for r in rows(summary):
+        w.writerow([r.key, r.unit, *[_csv_value(r.values.get(m)) for m in models]])
+    for key, table_data in slices(summary).items():
+        for label, per in table_data.items():
+            w.writerow([f"pass_rate[{key}={label}]", "ratio", *[_csv_value(per.get(m)) for m in models]])
+    return buf.getvalue()
+
+
+def render_plain(renderables: Sequence[RenderableType], width: int | None = None) -> str:
+    """Rich tables (or any renderables) as plain text without colour, ``width`` columns wide
+    (default 120), separated by blank lines."""
+    buf = io.StringIO()
+    console = Console(file=buf, width=width or 120, color_system=None, force_terminal=False,
+                      legacy_windows=False, soft_wrap=False)
+    for i, t in enumerate(renderables):
+        if i:
+            console.print()
+        console.print(t)
+    return buf.getvalue()
+
+
+def report_text(summary: dict[str, Any], fmt: str, width: int | None = None) -> str:
+    """The summary as ``json`` (the summary itself), ``markdown``, ``csv`` or plain-text ``table``."""
+    if fmt == "json":
+        return json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n"
+    if fmt == "markdown":
+        return report_markdown(summary)
+    if fmt == "csv":
+        return report_csv(summary)
+    if fmt == "table":
+        return render_plain(report_renderables(summary), width)
+    raise UserError(f"unknown report format {fmt!r}: use one of {', '.join(FORMATS)}")
