@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -267,7 +267,8 @@ class GoldenFailure:
     message: str
 
 
-def check_golden(sources: Sequence[LoadedSource], ws: Workspace) -> tuple[int, list[GoldenFailure]]:
+def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
+                 progress: Callable[[int, int, object], None] | None = None) -> tuple[int, list[GoldenFailure]]:
     """Run every golden solution through the pipeline; return (samples run, broken ones)."""
     config = ExecConfig(criteria=[Toggle(name="unit-test")], llms=[ModelSpec(id="reference")])
     plan = build_plan(config, "validate --golden", sources, ws.settings)
@@ -276,8 +277,13 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace) -> tuple[int, l
     sandbox = registry.create("sandbox", ws.settings.sandbox or "rlimit")
     worker = Worker("golden-check", {"reference": provider} if provider else {}, sandbox, config.limits)
     failures: list[GoldenFailure] = []
+    finished = 0
 
     def on_result(unit: SampleUnit, gen: Generation, records: list[Record]) -> None:
+        nonlocal finished
+        finished += 1
+        if progress:
+            progress(finished, len(units), unit)
         outcome = records[0].outcome or "pass"
         if outcome == "pass":
             return

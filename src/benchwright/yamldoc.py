@@ -18,7 +18,6 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from benchwright.errors import InputError, Problem
@@ -42,12 +41,41 @@ def format_path(path: DocPath) -> str:
 
 @dataclass
 class Document:
-    """A loaded YAML file: plain data plus the line of every node."""
+    """A loaded YAML file: plain data, and on demand the round-trip tree and every node's line.
+
+    Data is read with the fast C loader; the slower round-trip parse (comments, lines) only
+    happens when a line is asked for (to report a problem) or the file is edited.
+    """
 
     file: str
     data: Any
-    raw: Any
-    lines: dict[DocPath, int] = field(default_factory=dict)
+    text: str | None = None
+    _raw: Any = field(default=None, repr=False)
+    _lines: dict[DocPath, int] | None = field(default=None, repr=False)
+
+    def _round_trip(self) -> None:
+        if self._lines is not None:
+            return
+        self._lines = {(): 1}
+        if self.text is None:
+            return
+        try:
+            self._raw = _yaml().load(io.StringIO(self.text))
+        except (YAMLError, ValueError):  # pragma: no cover - the fast parse accepted it
+            return
+        _plain(self._raw, (), self._lines)
+
+    @property
+    def raw(self) -> Any:
+        """The round-trip tree (CommentedMap/Seq): edit it and dump it to keep comments."""
+        self._round_trip()
+        return self._raw if self._raw is not None else self.data
+
+    @property
+    def lines(self) -> dict[DocPath, int]:
+        self._round_trip()
+        assert self._lines is not None
+        return self._lines
 
     def line_of(self, path: DocPath) -> int | None:
         """The line of ``path``, or of its nearest ancestor that has one."""
@@ -91,22 +119,20 @@ def _yaml() -> YAML:
     return y
 
 
-def _expanded_size(node: Node, memo: dict[int, int], limit: int) -> int:
-    key = id(node)
+def _expanded_size(value: Any, memo: dict[int, int], limit: int) -> int:
+    """How many nodes ``value`` has once every alias (a shared object) is written out."""
+    if not isinstance(value, (dict, list)):
+        return 1
+    key = id(value)
     if key in memo:
         return memo[key]
-    memo[key] = 1  # guards against recursive aliases
+    memo[key] = limit + 1  # a recursive alias counts as too big
     size = 1
-    if isinstance(node, MappingNode):
-        for k, v in node.value:
-            size += _expanded_size(k, memo, limit) + _expanded_size(v, memo, limit)
-            if size > limit:
-                break
-    elif isinstance(node, SequenceNode):
-        for v in node.value:
-            size += _expanded_size(v, memo, limit)
-            if size > limit:
-                break
+    children = value.values() if isinstance(value, dict) else value
+    for v in children:
+        size += _expanded_size(v, memo, limit)
+        if size > limit:
+            break
     memo[key] = size
     return size
 
@@ -150,16 +176,8 @@ def parse_text(text: str, file: str) -> Document:
     if not text.strip():
         raise InputError([Problem(file, "the file is empty", line=1,
                                   hint="write the document, e.g. start with 'version: 1'")])
-    y = _yaml()
     try:
-        node = y.compose(io.StringIO(text))
-        if node is not None and _expanded_size(node, {}, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES:
-            raise InputError([Problem(file, "YAML aliases expand to more than "
-                                      f"{MAX_EXPANDED_NODES} nodes (an alias bomb?)", line=1,
-                                      hint="write the data out instead of nesting aliases")])
-        raw = _yaml().load(io.StringIO(text))
-    except InputError:
-        raise
+        data = YAML(typ="safe", pure=False).load(text)
     except MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -168,9 +186,21 @@ def parse_text(text: str, file: str) -> Document:
                                   hint="check indentation, colons and quoting on that line")]) from None
     except (YAMLError, ValueError, RecursionError) as e:
         raise InputError([Problem(file, f"invalid YAML: {e}", hint="check the YAML syntax")]) from None
-    lines: dict[DocPath, int] = {(): 1}
-    data = _plain(raw, (), lines)
-    return Document(file=file, data=data, raw=raw, lines=lines)
+    if _expanded_size(data, {}, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES:
+        raise InputError([Problem(file, "YAML aliases expand to more than "
+                                  f"{MAX_EXPANDED_NODES} nodes (an alias bomb?)", line=1,
+                                  hint="write the data out instead of nesting aliases")])
+    return Document(file=file, data=_normalise(data), text=text)
+
+
+def _normalise(value: Any) -> Any:
+    """Keys of mappings as plain scalars (a YAML key may be a date or a list)."""
+    if isinstance(value, dict):
+        return {(k if isinstance(k, (str, int, float, bool)) or k is None else str(k)): _normalise(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalise(v) for v in value]
+    return value
 
 
 def read_text(path: Path) -> str:

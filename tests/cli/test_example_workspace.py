@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ruamel.yaml import YAML
+
 from tests.conftest import Runner, only_run, read_jsonl
 
 SPEC_KEYS = {"run_id", "execution_id", "task_source", "task", "language", "model", "sample", "criterion",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
+
 from tests.conftest import Runner, only_run, read_jsonl
 
 BROKEN = {

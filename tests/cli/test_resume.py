@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests.conftest import BIN, Runner, read_jsonl
 
 N_TASKS = 10

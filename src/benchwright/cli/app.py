@@ -85,7 +85,8 @@ def validate(
         err.print(f"[red]{len(report.errors)} error(s)[/], {len(report.warnings)} warning(s)")
         raise typer.Exit(2)
     if golden:
-        total, failures = validation.check_golden(report.sources, ws)
+        total, failures = _progress_run(
+            "golden solutions", lambda p: validation.check_golden(report.sources, ws, p))
         for f in failures:
             err.print(f"broken: {f.task_source} / {f.task} [{f.language}]: {f.message}", markup=False)
         if failures:
@@ -133,10 +134,16 @@ def run(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Run a benchmark: every model on every selected task. Exit 1 if a threshold is missed."""
+    import signal
+
     from benchwright.results.report import report_renderables
     from benchwright.results.summary import thresholds_met
     from benchwright.run import engine
 
+    def _terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)
     ws = _ws(workspace)
     if resume:
         result = _progress_run(f"resume {resume}", lambda p: engine.resume(ws, resume, p, retry_errors))
@@ -190,8 +197,28 @@ def status(
         total = sum(s.get("total", 0) for s in srcs)
         done = sum(s.get("completed", 0) + s.get("error", 0) for s in srcs)
         errors = sum(s.get("error", 0) for s in srcs)
-        table.add_row(p.parent.name, str(st.get("state", "?")), f"{done}/{total}", str(errors))
+        state = str(st.get("state", "?"))
+        if state == "running" and not _alive(st):
+            state = "stopped (resume with --resume)"
+        table.add_row(p.parent.name, state, f"{done}/{total}", str(errors))
     out.print(table)
+
+
+def _alive(status: dict[str, Any]) -> bool:
+    """Whether the process that wrote a 'running' status is still there (on this host)."""
+    import os
+    import socket
+
+    pid = status.get("pid")
+    if not isinstance(pid, int) or status.get("host") != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _summary(ws: Workspace, run_id: str) -> tuple[Any, dict[str, Any]]:

@@ -37,7 +37,7 @@ def load_config(path: Path) -> tuple[yamldoc.Document, ExecConfig]:
 
 def config_from_data(data: dict[str, Any], file: str) -> ExecConfig:
     """Re-validate a config snapshot (as stored in ``run.yaml``)."""
-    doc = yamldoc.Document(file=file, data=data, raw=data)
+    doc = yamldoc.Document(file=file, data=data)
     _, config, problems = parse_config_doc(doc)
     if config is None:
         raise InputError(problems)

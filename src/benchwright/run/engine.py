@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
 import platform
 import secrets
 import socket
@@ -204,6 +205,8 @@ class _Tracker:
         self.folder.write_status({
             "state": self.state,
             "runId": self.folder.run_id,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
             "execConfigFile": self.config_file,
             "updated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "taskSourceStatuses": self.sources,

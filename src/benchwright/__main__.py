@@ -1,0 +1,5 @@
+"""``python -m benchwright``."""
+
+from benchwright.cli.app import main
+
+main()
