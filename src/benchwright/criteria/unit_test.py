@@ -34,6 +34,7 @@ class UnitTest(Criterion):
                 status=t.status,
                 line=t.line,
                 hidden=next((s.hidden for s in ctx.rendered.tests if s.name == t.name), None),
+                details={"judged": t.judged} if t.judged else None,
             ))
         passed = sum(t.status == "pass" for t in result.tests)
         total = len(result.tests)

@@ -39,6 +39,9 @@ class TestOutcome:
     """The exact code executed for this test case (solution, prelude and test)."""
     time_ms: float | None
     output: str = ""
+    judged: str | None = None
+    """Where the verdict was decided: ``harness`` (from the values the solution returned) or
+    ``sample`` (the whole test ran in the solution's process)."""
 
 
 @dataclass(frozen=True)

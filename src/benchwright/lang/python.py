@@ -15,6 +15,7 @@ from benchwright.sandbox.base import Sandbox, SandboxLimits
 
 _RUNNER = resources.files("benchwright.lang").joinpath("pyrunner.py").read_bytes()
 SETUP_ALLOWANCE_S = 5.0
+PREFIX = "BWR "
 
 
 def _setup(solution: str, prelude: str | None) -> str:
@@ -59,42 +60,41 @@ class PythonLanguage(Language):
         test_timeout_s: float,
     ) -> ExecutionResult:
         setup = _setup(solution, prelude)
-        spec = {
+        job = {
             "setup": setup,
             "tests": [t.code for t in tests],
             "test_timeout_s": test_timeout_s,
             "output_cap": 4096,
         }
-        wall = SETUP_ALLOWANCE_S + test_timeout_s * (len(tests) + 1)
+        wall = SETUP_ALLOWANCE_S + (test_timeout_s + 1) * (len(tests) + 1)
         run_limits = SandboxLimits(
             wall_s=wall,
             cpu_s=wall,
             memory_mb=limits.memory_mb,
-            output_bytes=limits.output_bytes,
+            output_bytes=max(limits.output_bytes, 256 * 1024 * (len(tests) + 2)),
             file_size_mb=limits.file_size_mb,
             processes=limits.processes,
         )
         proc = sandbox.run(
             [self.interpreter, "-I", "-S", "bw_runner.py"],
-            files={"bw_runner.py": _RUNNER, "spec.json": json.dumps(spec).encode()},
+            files={"bw_runner.py": _RUNNER},
             limits=run_limits,
-            collect=("results.jsonl",),
+            stdin=json.dumps(job).encode(),
         )
-        lines = proc.files.get("results.jsonl", b"").decode("utf-8", "replace").splitlines()
         records: list[dict[str, Any]] = []
-        for raw in lines:
+        for raw in proc.stdout.decode("utf-8", "replace").splitlines():
+            if not raw.startswith(PREFIX):
+                continue
             try:
-                records.append(json.loads(raw))
+                records.append(json.loads(raw[len(PREFIX):]))
             except json.JSONDecodeError:
-                break  # torn by a kill; what follows is unknown
+                break  # cut by a kill; what follows is unknown
         if not records:
+            stderr = proc.stderr.decode("utf-8", "replace")
             if proc.timed_out:
                 return self._all(tests, setup, "timeout", "the process timed out before any test ran",
                                  proc, build_error="timeout while loading the solution")
-            stderr = proc.stderr.decode("utf-8", "replace")
-            if proc.exit_code not in (None, 0) and "bw_runner.py" in stderr and "Traceback" in stderr and (
-                "spec.json" in stderr or "results.jsonl" in stderr
-            ):
+            if "Traceback" in stderr and "bw_runner.py" in stderr:
                 raise InfraError(f"the Python runner failed: {stderr[-2000:]}")
             why = f"the process ended before reporting (exit {proc.exit_code}, signal {proc.signal})"
             return self._all(tests, setup, "error", why, proc, build_error=why)
@@ -102,7 +102,9 @@ class PythonLanguage(Language):
         if head.get("build") != "ok":
             build_status: TestStatus = "timeout" if head.get("build") == "timeout" else "error"
             msg = str(head.get("message"))
-            return self._all(tests, setup, build_status, msg, proc, build_error=msg, line=head.get("line"))
+            return self._all(tests, setup, build_status, msg, proc, build_error=msg, line=head.get("line"),
+                             output=head.get("output") or "")
+        load_output = head.get("output") or ""
         by_index = {r["i"]: r for r in records[1:] if "i" in r}
         outcomes: list[TestOutcome] = []
         for i, t in enumerate(tests):
@@ -117,21 +119,26 @@ class PythonLanguage(Language):
                 continue
             outcomes.append(TestOutcome(
                 name=t.name, status=r["status"], message=r.get("message"), line=r.get("line"),
-                code=code, time_ms=r.get("time_ms"), output=r.get("output") or "",
+                code=code, time_ms=r.get("time_ms"),
+                output=(load_output if i == 0 else "") + (r.get("output") or ""),
+                judged=r.get("judged"),
             ))
         done = next((r for r in records if r.get("done")), None)
         extra: dict[str, object] = {}
-        if done is not None and isinstance(done.get("cpu_ms"), (int, float)):
-            extra["cpu_ms"] = done["cpu_ms"]
+        if done is not None:
+            for key in ("cpu_ms", "max_rss_bytes"):
+                if isinstance(done.get(key), (int, float)):
+                    extra[key] = done[key]
         return ExecutionResult(outcomes, proc, extra=extra)
 
     @staticmethod
     def _all(
         tests: list[TestSpec], setup: str, status: TestStatus, message: str, proc: Any,
-        build_error: str, line: int | None = None,
+        build_error: str, line: int | None = None, output: str = "",
     ) -> ExecutionResult:
         outcomes = [
-            TestOutcome(t.name, status, message, line, setup + t.code + "\n", None)
-            for t in tests
+            TestOutcome(t.name, status, message, line, setup + t.code + "\n", None,
+                        output=output if i == 0 else "")
+            for i, t in enumerate(tests)
         ]
         return ExecutionResult(outcomes, proc, build_error=build_error)

@@ -1,0 +1,478 @@
+"""Java: compile the solution and a generated test class with ``javac``, run every test in one JVM.
+
+How one sample runs
+-------------------
+The work folder holds two sources:
+
+* ``<Public>.java`` -- the solution, verbatim (named after its public top-level type, else
+  ``Solution.java``; a ``package`` line is commented out in place, so line numbers stay).
+* ``BwTests.java`` -- ``import java.util.*;``, the prelude's import lines, then
+  ``public class BwTests`` with the prelude's other lines as members, one
+  ``static void test_<i>_<name>() throws Throwable`` per test case (its statements verbatim,
+  indented), and after them a runner (``main``) that uses nothing but fully qualified JDK names.
+  :mod:`benchwright.lang.javasource` scans the solution and generates this class; the runner's
+  Java text is the resource ``javarunner.java.tmpl`` next to it.
+
+One sandbox call runs ``sh -c 'javac ... || <write marker>; exec java ... BwTests ...'``.
+A failed ``javac`` leaves ``bw_build_failed`` and its output in ``bw_javac.txt``: a build error
+(the model's fault, whether the solution or a test that calls a missing method broke the build).
+
+The runner replaces ``System.out``/``System.err`` with streams that pass everything through and
+also capture each test's output, then for each test writes a ``start`` line, runs the test method
+on a worker thread (``ExecutorService`` + ``Future.get(timeout)``) and writes one JSON line to
+``bw_results.jsonl`` (escaped by hand, ASCII only): status (``pass``; ``fail`` for an
+``AssertionError``; ``error`` for any other throwable), time (``System.nanoTime`` around the call),
+exception class/message, and the line numbers of the stack frames in the test class. A test that
+outlives its timeout is reported ``timeout`` (with where it was stuck), every later test
+``not_run`` -- a Java thread cannot be stopped safely -- and the JVM halts. ``System.exit`` in
+the solution runs a shutdown hook that records an ``exit`` line; a test that started but has no
+result is ``error`` (the JVM exited or crashed) or ``timeout`` (the sandbox's wall limit
+struck), and tests that never started are ``not_run`` or ``timeout`` respectively. No result never
+counts as a pass.
+
+Before it halts (after the last test, after a timeout, or in the ``System.exit`` hook) the runner
+writes a ``usage`` line, which goes into ``ExecutionResult.extra``: ``cpu_ms``, the CPU time of
+the worker thread (``ThreadMXBean.getThreadCpuTime``; the thread runs the tests and nothing else,
+so this is the sum over the tests, without javac, JVM start-up, JIT or GC threads, nor threads a
+test starts), and ``max_rss_bytes``, the JVM's peak resident memory (``VmHWM`` in
+``/proc/self/status``, read before the management classes load). The sandbox's own figures cover
+javac as well. ``Runtime.halt`` or a crash leaves no usage line, and no such keys.
+
+Lines in a ``TestOutcome`` refer to its ``code``: the solution, then an excerpt of
+``BwTests.java`` with the header (imports, prelude) and that test's method. Frames of the test
+class are mapped from the generated file's line numbers to that excerpt.
+
+Limits
+------
+The JVM gets ``memory_mb=0`` in the sandbox (an address-space limit breaks it) and
+``-Xmx<limits.memory_mb>m`` instead. The sandbox's wall limit for the whole sample is
+``max(limits.wall_s, COMPILE_ALLOWANCE_S + JVM_START_ALLOWANCE_S + test_timeout_s * len(tests))``:
+each test is stopped by the runner after ``test_timeout_s``; the wall limit is only the backstop.
+The CPU limit is ``limits.cpu_s`` when set, else twice that wall limit (the JVM's own threads).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+from functools import lru_cache
+from typing import Any
+
+from benchwright.errors import InfraError
+from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec, TestStatus
+from benchwright.lang.javasource import (
+    TestClassLayout,
+    blank_java,
+    build_test_class,
+    entry_point,
+    free_class_name,
+    neutralize_package,
+    solution_file_name,
+    split_prelude,
+    top_level_types,
+)
+from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
+
+__all__ = [
+    "JavaLanguage",
+    "blank_java",
+    "solution_file_name",
+    "split_prelude",
+    "top_level_types",
+    "wall_limit_s",
+]
+
+COMPILE_ALLOWANCE_S = 30.0
+"""Wall seconds allowed for ``javac`` (it takes about half a second on a small sample)."""
+JVM_START_ALLOWANCE_S = 5.0
+"""Wall seconds allowed for starting and stopping the test JVM."""
+DEFAULT_HEAP_MB = 1024
+"""``-Xmx`` when the limits set no memory."""
+MIN_THREADS = 256
+"""RLIMIT_NPROC counts threads; a JVM alone starts a few dozen."""
+TEST_STACK = "64m"
+"""``-Xss``: deep recursion is common in solutions; only the touched part is ever committed."""
+OUTPUT_CAP_BYTES = 4096
+"""Output captured per test case (all of it still goes to the process's stdout/stderr)."""
+
+INSTALL_HINT = "install a JDK, e.g. `apt-get install default-jdk-headless`"
+
+RESULTS_FILE = "bw_results.jsonl"
+JAVAC_LOG = "bw_javac.txt"
+BUILD_FAILED = "bw_build_failed"
+OUT_DIR = "out"
+
+_JAVAC_ERROR = re.compile(r"(?m)^(?P<file>[^\s:][^:\n]*\.java):(?P<line>\d+): error:")
+
+JAVAC_FLAGS = (
+    "-J-XX:TieredStopAtLevel=1",
+    "-J-XX:+UseSerialGC",
+    "-J-XX:-UsePerfData",
+    "-d",
+    OUT_DIR,
+    "-encoding",
+    "UTF-8",
+    "-proc:none",
+    "-implicit:none",
+    "-nowarn",
+    "-Xlint:none",
+    "-Xmaxerrs",
+    "50",
+    # plain StringBuilder code for `+` on strings: no invokedynamic bootstrap (~30 ms) at run time
+    "-XDstringConcat=inline",
+)
+
+
+def _java_flags(heap_mb: int) -> tuple[str, ...]:
+    return (
+        "-ea",
+        f"-Xss{TEST_STACK}",
+        f"-Xmx{heap_mb}m",
+        "-XX:ReservedCodeCacheSize=64m",
+        "-XX:CompressedClassSpaceSize=64m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-XX:-UsePerfData",
+        "-Dfile.encoding=UTF-8",
+    )
+
+
+# --------------------------------------------------------------------------- the language
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise InfraError(
+            f"`{name}` is not on PATH: benchwright needs a JDK to run Java ({INSTALL_HINT})"
+        )
+    return path
+
+
+@lru_cache(maxsize=8)
+def _javac_version(javac: str) -> str:
+    try:
+        done = subprocess.run(
+            [javac, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise InfraError(f"`{javac} -version` failed: {e} ({INSTALL_HINT})") from e
+    text = (done.stdout.strip() or done.stderr.strip()).splitlines()
+    if done.returncode != 0 or not text:
+        raise InfraError(f"`{javac} -version` failed (exit {done.returncode}) ({INSTALL_HINT})")
+    return text[-1].strip()
+
+
+def wall_limit_s(limits: SandboxLimits, test_timeout_s: float, n_tests: int) -> float:
+    """The sandbox's wall limit for compiling and running ``n_tests`` tests (see module doc)."""
+    return max(
+        limits.wall_s, COMPILE_ALLOWANCE_S + JVM_START_ALLOWANCE_S + test_timeout_s * n_tests
+    )
+
+
+class JavaLanguage(Language):
+    """Java 11+ with a JDK's ``javac`` and ``java`` on PATH."""
+
+    name = "java"
+    fence_names = ("java",)
+    file_extension = ".java"
+
+    def infer_entry_point(self, code: str) -> str | None:
+        return entry_point(code)
+
+    def toolchain(self) -> dict[str, str]:
+        return {"javac": _javac_version(_tool("javac"))}
+
+    def run_tests(
+        self,
+        sandbox: Sandbox,
+        solution: str,
+        tests: list[TestSpec],
+        *,
+        prelude: str | None,
+        limits: SandboxLimits,
+        test_timeout_s: float,
+    ) -> ExecutionResult:
+        javac, java = _tool("javac"), _tool("java")
+        source = neutralize_package(solution)
+        if not source.endswith("\n"):
+            source += "\n"
+        solution_file = solution_file_name(source)
+        class_name = free_class_name(source)
+        layout = build_test_class(class_name, tests, prelude)
+        test_file = f"{class_name}.java"
+
+        wall = wall_limit_s(limits, test_timeout_s, len(tests))
+        heap = limits.memory_mb if limits.memory_mb > 0 else DEFAULT_HEAP_MB
+        timeout_ms = max(1, round(test_timeout_s * 1000))
+        cap = max(256, min(OUTPUT_CAP_BYTES, limits.output_bytes * 8 // max(1, len(tests))))
+        compile_cmd = shlex.join([javac, *JAVAC_FLAGS, solution_file, test_file])
+        run_cmd = shlex.join(
+            [
+                java,
+                *_java_flags(heap),
+                "-cp",
+                OUT_DIR,
+                class_name,
+                RESULTS_FILE,
+                str(timeout_ms),
+                str(cap),
+            ]
+        )
+        script = f"{compile_cmd} >{JAVAC_LOG} 2>&1 || {{ echo $? >{BUILD_FAILED}; exit 0; }}\nexec {run_cmd}\n"
+        sandbox_limits = SandboxLimits(
+            wall_s=wall,
+            cpu_s=limits.cpu_s if limits.cpu_s is not None else 2 * wall,
+            memory_mb=0,
+            output_bytes=limits.output_bytes,
+            file_size_mb=limits.file_size_mb,
+            processes=max(limits.processes, MIN_THREADS),
+        )
+        proc = sandbox.run(
+            ["/bin/sh", "-c", script],
+            files={solution_file: source.encode(), test_file: layout.source.encode()},
+            limits=sandbox_limits,
+            collect=(RESULTS_FILE, JAVAC_LOG, BUILD_FAILED),
+        )
+        return _Collector(
+            source, layout, tests, proc, test_file, solution_file, wall, test_timeout_s
+        ).result()
+
+
+# --------------------------------------------------------------------------- reading the results
+
+
+class _Collector:
+    """Turns the sandbox's result into one outcome per test."""
+
+    def __init__(
+        self,
+        source: str,
+        layout: TestClassLayout,
+        tests: list[TestSpec],
+        proc: ProcessResult,
+        test_file: str,
+        solution_file: str,
+        wall_s: float,
+        test_timeout_s: float,
+    ) -> None:
+        self.layout = layout
+        self.tests = tests
+        self.proc = proc
+        self.test_file = test_file
+        self.solution_file = solution_file
+        self.wall_s = wall_s
+        self.test_timeout_s = test_timeout_s
+        self.timeout_culprit: int | None = None
+        prefix = source + "\n" + f"// ---- {test_file} (this test case's part) ----\n"
+        self.offset = prefix.count("\n")
+        """Reported line = offset + line within the test class excerpt."""
+        header = "\n".join(layout.header) + "\n"
+        self.codes = [prefix + header + "\n".join(method) + "\n}\n" for _, method in layout.methods]
+        self.extra: dict[str, object] = {
+            "solution_file": solution_file,
+            "test_class": layout.class_name,
+            "wall_limit_s": wall_s,
+        }
+
+    # ---- line mapping
+
+    def map_line(self, index: int, file_line: int) -> int | None:
+        """A line of the generated test class -> the line in test ``index``'s reported code."""
+        header_len = len(self.layout.header)
+        if 1 <= file_line <= header_len:
+            return self.offset + file_line
+        first, method = self.layout.methods[index]
+        if first <= file_line < first + len(method):
+            return self.offset + header_len + file_line - first + 1
+        return None
+
+    def _frame_line(self, index: int, lines: list[Any]) -> int | None:
+        """The innermost frame inside test ``index``'s method."""
+        first, method = self.layout.methods[index]
+        for line in lines:
+            if isinstance(line, int) and first <= line < first + len(method):
+                return self.map_line(index, line)
+        return None
+
+    def _source_line(self, index: int, line: int | None) -> str:
+        if line is None:
+            return ""
+        lines = self.codes[index].splitlines()
+        return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+    # ---- outcomes
+
+    def result(self) -> ExecutionResult:
+        files = self.proc.files
+        if BUILD_FAILED in files:
+            return self._build_failure(files.get(JAVAC_LOG, b"").decode("utf-8", "replace"))
+        records, events = self._parse(files.get(RESULTS_FILE, b""))
+        if "begin" not in events and not self.proc.timed_out:
+            return self._infra(
+                "the test JVM did not start: " + _tail(self.proc.stderr.decode("utf-8", "replace"))
+            )
+        timed_out = [i for i, r in records.items() if r.get("status") == "timeout"]
+        self.timeout_culprit = min(timed_out) if timed_out else None
+        outcomes = [self._outcome(i, records.get(i), events) for i in range(len(self.tests))]
+        self._usage(events.get("usage"))
+        return ExecutionResult(tests=outcomes, process=self.proc, extra=self.extra)
+
+    def _usage(self, usage: object) -> None:
+        """``cpu_ms`` (the tests' thread CPU time) and ``max_rss_bytes`` (the JVM's peak RSS)
+        into ``extra``, when the runner got as far as measuring them."""
+        if not isinstance(usage, dict):
+            return
+        cpu = usage.get("cpu_ms")
+        if isinstance(cpu, int | float) and not isinstance(cpu, bool) and cpu >= 0:
+            self.extra["cpu_ms"] = float(cpu)
+        rss = usage.get("max_rss_bytes")
+        if isinstance(rss, int) and not isinstance(rss, bool) and rss > 0:
+            self.extra["max_rss_bytes"] = rss
+
+    def _parse(self, data: bytes) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
+        records: dict[int, dict[str, Any]] = {}
+        events: dict[str, Any] = {"started": set()}
+        for raw in data.decode("ascii", "replace").splitlines():
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                continue  # a line cut short by the collection cap
+            if not isinstance(rec, dict):
+                continue
+            ev = rec.get("ev")
+            if ev == "start" and isinstance(rec.get("i"), int):
+                events["started"].add(rec["i"])
+            elif ev is not None:
+                events[str(ev)] = rec
+            elif isinstance(rec.get("i"), int) and isinstance(rec.get("status"), str):
+                records[rec["i"]] = rec
+        return records, events
+
+    def _outcome(self, i: int, rec: dict[str, Any] | None, events: dict[str, Any]) -> TestOutcome:
+        test = self.tests[i]
+        code = self.codes[i]
+        if rec is None:
+            return self._missing(i, events)
+        status: str = rec["status"]
+        ms = rec.get("ms")
+        time_ms = float(ms) if isinstance(ms, int | float) else None
+        output = _text(rec.get("out"))
+        raw_lines = rec.get("lines")
+        lines: list[Any] = raw_lines if isinstance(raw_lines, list) else []
+        line = self._frame_line(i, lines) if status != "pass" else None
+        message: str | None = None
+        final: TestStatus
+        if status == "pass":
+            final = "pass"
+        elif status == "fail":
+            final = "fail"
+            message = _text(rec.get("msg")) or None
+            if message is None:
+                where = self._source_line(i, line)
+                message = f"assertion failed: {where}" if where else "assertion failed"
+        elif status == "error":
+            final = "error"
+            message = _text(rec.get("text")) or _text(rec.get("exc")) or "error"
+        elif status == "timeout":
+            final = "timeout"
+            message = f"timed out after {self.test_timeout_s:g} s"
+        else:
+            final = "not_run"
+            culprit = self.timeout_culprit
+            message = (
+                f"not run: test {self.tests[culprit].name!r} timed out and a Java thread "
+                "cannot be stopped safely"
+                if culprit is not None
+                else "not run"
+            )
+        return TestOutcome(test.name, final, message, line, code, time_ms, output)
+
+    def _missing(self, i: int, events: dict[str, Any]) -> TestOutcome:
+        test = self.tests[i]
+        code = self.codes[i]
+        started: set[int] = events["started"]
+        last_started = max(started) if started else None
+        if self.proc.timed_out:
+            return TestOutcome(
+                test.name,
+                "timeout",
+                f"the sample exceeded its wall limit of {self.wall_s:g} s "
+                "(compiling and running every test); this test has no result",
+                None,
+                code,
+                None,
+            )
+        how = _death(self.proc)
+        if i == last_started:
+            exit_ev = events.get("exit")
+            output = _text(exit_ev.get("out")) if isinstance(exit_ev, dict) else ""
+            detail = _tail(self.proc.stderr.decode("utf-8", "replace"))
+            message = f"the JVM {how} while this test ran (System.exit, Runtime.halt or a crash)"
+            if detail:
+                message += f": {detail}"
+            return TestOutcome(test.name, "error", message, None, code, None, output)
+        culprit = self.tests[last_started].name if last_started is not None else None
+        message = (
+            f"not run: the JVM {how} during test {culprit!r}"
+            if culprit is not None
+            else f"not run: the JVM {how} before any test ran"
+        )
+        return TestOutcome(test.name, "not_run", message, None, code, None)
+
+    def _build_failure(self, log: str) -> ExecutionResult:
+        log = log.strip()
+        errors = [(m.group("file"), int(m.group("line"))) for m in _JAVAC_ERROR.finditer(log)]
+        if not errors:
+            # javac itself failed (it could not start, or a flag is wrong): not the model's fault
+            return self._infra(f"javac failed without a compile error: {_tail(log)}")
+        message = log if len(log) <= 16000 else log[:16000] + "\n..."
+        outcomes: list[TestOutcome] = []
+        for i, test in enumerate(self.tests):
+            line: int | None = None
+            for file, file_line in errors:
+                if file.endswith(self.solution_file):
+                    line = file_line
+                elif file.endswith(self.test_file):
+                    line = self.map_line(i, file_line)
+                if line is not None:
+                    break
+            outcomes.append(TestOutcome(test.name, "error", message, line, self.codes[i], None))
+        return ExecutionResult(
+            tests=outcomes, process=self.proc, build_error=message, extra=self.extra
+        )
+
+    def _infra(self, message: str) -> ExecutionResult:
+        outcomes = [
+            TestOutcome(t.name, "not_run", f"not run: {message}", None, self.codes[i], None)
+            for i, t in enumerate(self.tests)
+        ]
+        return ExecutionResult(
+            tests=outcomes, process=self.proc, infra_error=message, extra=self.extra
+        )
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _tail(text: str, limit: int = 800) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def _death(proc: ProcessResult) -> str:
+    if proc.signal is not None:
+        names = {
+            9: "SIGKILL",
+            24: "SIGXCPU (CPU limit)",
+            25: "SIGXFSZ (file size limit)",
+            6: "SIGABRT",
+        }
+        return f"was killed by signal {proc.signal}" + (
+            f" ({names[proc.signal]})" if proc.signal in names else ""
+        )
+    return f"exited with code {proc.exit_code}"
