@@ -53,12 +53,13 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     }
     for r in records:
         if r.execution_id not in outcomes[r.model]:
-            outcomes[r.model][r.execution_id] = r.outcome or "pass"
-            if r.outcome != "infra_error":
-                groups[r.model][(r.task_source, r.task, r.language)].append(r.outcome == "pass")
+            outcome = r.outcome or "pass"  # a record written without an outcome had nothing fail
+            outcomes[r.model][r.execution_id] = outcome
+            if outcome != "infra_error":
+                groups[r.model][(r.task_source, r.task, r.language)].append(outcome == "pass")
                 for key in slices:
                     label = getattr(r, key) or "(none)"
-                    slices[key][label][r.model]["pass_rate"].add(1.0 if r.outcome == "pass" else 0.0)
+                    slices[key][label][r.model]["pass_rate"].add(1.0 if outcome == "pass" else 0.0)
         if r.test_case is not None or r.outcome == "infra_error" or r.criterion == "generation":
             continue
         if r.unit:

@@ -120,8 +120,8 @@ class RunFolder:
                         data = json.loads(raw) if raw.endswith(b"\n") else None
                     except json.JSONDecodeError:
                         data = None
-                    if data is None:
-                        torn = True
+                    if not isinstance(data, dict) or not isinstance(data.get("execution_id"), str):
+                        torn = True  # torn, or not a record: dropped
                         continue
                     eid = data["execution_id"]
                     if eid not in groups:
