@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -123,8 +122,6 @@ def check_task(doc: yamldoc.Document, index: int, task: Task) -> list[Problem]:
 
 
 def check_task_source(path: Path) -> tuple[list[Problem], LoadedSource | None]:
-    import hashlib
-
     doc, source, problems = parse_task_source(path)
     if doc is None or source is None:
         return problems, None
@@ -132,14 +129,15 @@ def check_task_source(path: Path) -> tuple[list[Problem], LoadedSource | None]:
         problems += check_task(doc, i, task)
     if not source.tasks:
         problems.append(doc.problem(("tasks",), "the task source has no tasks", severity="warning"))
-    loaded = LoadedSource(path, doc, source, hashlib.sha256(path.read_bytes()).hexdigest())
-    return problems, loaded
+    return problems, LoadedSource.of(path, doc, source)
 
 
-def check_config(path: Path, ws: Workspace) -> tuple[list[Problem], list[Path], ExecConfig | None]:
+def check_config(path: Path, ws: Workspace) -> tuple[
+        list[Problem], list[Path], ExecConfig | None, yamldoc.Document | None]:
+    """Problems of a config, the task sources it names, the config and its document."""
     doc, config, problems = parse_config(path)
     if doc is None or config is None:
-        return problems, [], None
+        return problems, [], None, doc
     for i, toggle in enumerate(config.criteria):
         problems += _check_criterion(doc, i, toggle)
     paths = []
@@ -160,7 +158,7 @@ def check_config(path: Path, ws: Workspace) -> tuple[list[Problem], list[Path], 
     if not config.llms:
         problems.append(doc.problem(("llms",), "no models listed", hint="add e.g. '- reference'",
                                     severity="warning"))
-    return problems, paths, config
+    return problems, paths, config, doc
 
 
 def _check_criterion(doc: yamldoc.Document, i: int, toggle: Toggle) -> list[Problem]:
@@ -213,48 +211,39 @@ def parameters_offered(config: ExecConfig, config_path: Path, doc_lines: yamldoc
 
 
 def validate(paths: Sequence[Path], ws: Workspace, kind: Kind | None = None) -> Report:
+    """Check task sources and configs (and the task sources a config names), each file once."""
     report = Report()
-    done: set[Path] = set()
-    queue = [(p, kind) for p in paths]
-    while queue:
-        path, k = queue.pop(0)
+    sources: dict[Path, LoadedSource | None] = {}
+
+    def source(path: Path) -> LoadedSource | None:
         key = path.resolve()
-        if key in done:
-            continue
-        done.add(key)
-        data: object = None
+        if key not in sources:
+            problems, loaded = check_task_source(path)
+            report.problems.extend(problems)
+            if loaded is not None:
+                report.sources.append(loaded)
+            sources[key] = loaded
+        return sources[key]
+
+    for path in paths:
         try:
             data = yamldoc.load(path).data
         except InputError as e:
             report.problems += e.problems
             continue
-        k = k or detect_kind(path, data)
+        k = kind or detect_kind(path, data)
         if k is None:
             report.problems.append(Problem(str(path), "cannot tell whether this is a task source or an "
                                            "execution config", line=1,
                                            hint="pass --kind task-source or --kind exec-config"))
         elif k == "task-source":
-            problems, loaded = check_task_source(path)
-            report.problems += problems
-            if loaded is not None:
-                report.sources.append(loaded)
+            source(path)
         else:
-            problems, refs, config = check_config(path, ws)
+            problems, refs, config, doc = check_config(path, ws)
             report.problems += problems
-            queue += [(r, "task-source") for r in refs]
+            mine = [s for s in map(source, refs) if s is not None]
             if config is not None:
-                pending = [r for r in refs if r.resolve() not in done]
-                for r in pending:
-                    p2, loaded = check_task_source(r)
-                    done.add(r.resolve())
-                    report.problems += p2
-                    if loaded is not None:
-                        report.sources.append(loaded)
-                mine = [s for s in report.sources if s.path.resolve() in {r.resolve() for r in refs}]
-                cdoc = None
-                with contextlib.suppress(InputError):
-                    cdoc = yamldoc.load(path)
-                report.problems += parameters_offered(config, path, cdoc, mine)
+                report.problems += parameters_offered(config, path, doc, mine)
     return report
 
 

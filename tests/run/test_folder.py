@@ -161,9 +161,3 @@ def test_status_and_summary_roundtrip(folder):
     folder.write_summary({"run_id": "run-1", "models": ["m"]})
     assert folder.summary() == {"run_id": "run-1", "models": ["m"]}
 
-
-def test_update_manifest_keeps_other_keys(folder):
-    folder.update_manifest({"finished": True})
-    m = folder.manifest()
-    assert m["finished"] is True
-    assert m["config"] == {"samples": 1}

@@ -150,19 +150,17 @@ def run(
     else:
         if config is None:
             raise UserError("name an execution config (benchwright run configs/x.yaml) or --resume RUN_ID")
-        cfg = ws.resolve(config)
-        prep = engine.prepare(ws, cfg, tasks or [])
-        rid = run_id or engine.new_run_id(cfg)
-        from benchwright.run.folder import RunFolder
 
-        folder = RunFolder.create(ws.results / rid, engine.manifest(prep, rid, tasks or []))
-        if prep.sandbox.isolation == "rlimits":
-            err.print("[yellow]warning: sandbox 'rlimit' isolates nothing but resources "
-                      "(see 'benchwright doctor' when it arrives)[/]")
-        if prep.plan.skipped_criteria:
-            err.print(f"[yellow]skipping criteria not available here: "
-                      f"{', '.join(prep.plan.skipped_criteria)}[/]")
-        result = _progress_run(f"run {rid}", lambda p: engine.execute(prep, folder, p))
+        def warn(prep: engine.Prepared) -> None:
+            if prep.sandbox.isolation == "rlimits":
+                err.print("[yellow]warning: sandbox 'rlimit' limits resources but isolates nothing "
+                          "(no file system or network isolation)[/]")
+            if prep.plan.skipped_criteria:
+                err.print(f"[yellow]skipping criteria not available here: "
+                          f"{', '.join(prep.plan.skipped_criteria)}[/]")
+
+        cfg = ws.resolve(config)
+        result = _progress_run("run", lambda p: engine.start(ws, cfg, tasks or [], p, run_id, warn))
     for part in report_renderables(result.summary):
         out.print(part)
     out.print(f"results: {result.folder.path}")

@@ -48,6 +48,11 @@ class SampleContext:
     limits: Limits
     _execution: ExecutionResult | None = field(default=None, repr=False)
 
+    @property
+    def executed(self) -> ExecutionResult | None:
+        """The execution result if some criterion ran the tests, else None."""
+        return self._execution
+
     def test_timeout_s(self) -> float:
         return self.task.time_limit_s or self.limits.test_timeout_s
 

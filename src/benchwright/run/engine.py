@@ -255,8 +255,12 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
 
 
 def start(ws: Workspace, config_path: Path, tasks: Sequence[str] = (), progress: Progress | None = None,
-          run_id: str | None = None) -> RunResult:
+          run_id: str | None = None, prepared: Callable[[Prepared], None] | None = None) -> RunResult:
+    """Check everything, then create the run folder and run. ``prepared`` sees the checked plan
+    before anything is written (the CLI prints its warnings there)."""
     prep = prepare(ws, config_path, tasks)
+    if prepared is not None:
+        prepared(prep)
     rid = run_id or new_run_id(config_path)
     folder = RunFolder.create(ws.results / rid, manifest(prep, rid, tasks))
     return execute(prep, folder, progress)

@@ -74,13 +74,6 @@ class RunFolder:
             raise UserError(f"{self.path / RUN_FILE} is not a run manifest")
         return data
 
-    def update_manifest(self, changes: dict[str, Any]) -> None:
-        def apply(doc: Any) -> None:
-            for k, v in changes.items():
-                doc[k] = v
-
-        yamldoc.edit(self.path / RUN_FILE, apply)
-
     # -- appending -------------------------------------------------------------------------
     def append_generation(self, gen: Generation) -> None:
         _append(self.path / GENERATIONS_FILE, [gen.model_dump_json()])

@@ -133,7 +133,7 @@ class Worker:
     def outcome(ctx: SampleContext, infra: str | None) -> Outcome:
         if infra is not None:
             return "infra_error"
-        result = ctx._execution
+        result = ctx.executed
         if result is None:
             return "pass"
         if result.build_error is not None:

@@ -19,6 +19,10 @@ class LoadedSource:
     source: TaskSource
     sha256: str
 
+    @classmethod
+    def of(cls, path: Path, doc: yamldoc.Document, source: TaskSource) -> LoadedSource:
+        return cls(path=path, doc=doc, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+
     @property
     def name(self) -> str:
         return self.source.name or self.path.stem
@@ -63,5 +67,4 @@ def load_task_source(path: Path) -> LoadedSource:
     errors = [p for p in problems if p.severity == "error"]
     if errors or doc is None or source is None:
         raise InputError(errors or problems)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return LoadedSource(path=path, doc=doc, source=source, sha256=digest)
+    return LoadedSource.of(path, doc, source)
