@@ -18,7 +18,7 @@ from benchwright.model import resolve as model_resolve
 from benchwright.registry import registry
 from benchwright.results.record import Generation, Record
 from benchwright.run.executor import LocalExecutor
-from benchwright.run.plan import SampleUnit, build_plan
+from benchwright.run.plan import SampleUnit, build_plan, parameters_offered
 from benchwright.run.worker import Worker
 from benchwright.task.load import LoadedSource, parse_task_source
 from benchwright.task.model import Task
@@ -187,27 +187,6 @@ def _check_model(doc: yamldoc.Document, i: int, spec: ModelSpec, ws: Workspace) 
                             "which is not installed", hint="runs will stop before any work",
                             severity="warning")]
     return []
-
-
-def parameters_offered(config: ExecConfig, config_path: Path, doc_lines: yamldoc.Document | None,
-                       sources: Sequence[LoadedSource]) -> list[Problem]:
-    offered: set[str] = set()
-    open_tasks = False
-    for s in sources:
-        for t in s.source.tasks:
-            if t.available_parameters is None:
-                open_tasks = True
-            else:
-                offered |= set(t.available_parameters)
-    problems = []
-    if sources and not open_tasks:
-        for i, p in enumerate(config.parameters):
-            if p.enabled and p.name not in offered:
-                problems.append(Problem(str(config_path), f"parameter {p.name!r} is offered by no task",
-                                        path=f"parameters[{i}]",
-                                        line=doc_lines.line_of(("parameters", i)) if doc_lines else None,
-                                        hint="check the name", severity="warning"))
-    return problems
 
 
 def validate(paths: Sequence[Path], ws: Workspace, kind: Kind | None = None) -> Report:

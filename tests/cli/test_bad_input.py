@@ -146,3 +146,29 @@ def test_broken_golden_is_listed(tmp_path: Path, bw: Runner) -> None:
     assert proc.returncode == 2
     assert "broken: small / add [python]" in proc.stderr
     assert "line" in proc.stderr
+
+
+def test_unknown_provider_is_bad_input(tmp_path: Path, bw: Runner) -> None:
+    ws = _workspace(tmp_path, "configs/c.yaml", GOOD_CONFIG.replace("[reference]", "[nosuch/model]"))
+    proc = bw("run", "configs/c.yaml", cwd=ws, timeout=60)
+    assert proc.returncode == 2
+    assert "configs/c.yaml:6" in proc.stderr and "nosuch" in proc.stderr and "default_provider" in proc.stderr
+    assert not (ws / "results").exists()
+
+    (ws / "benchwright.yaml").write_text(
+        "version: 1\ndefault_provider: openrouter\nproviders:\n"
+        "  openrouter: {type: openai-compatible, base_url: 'https://openrouter.ai/api/v1', "
+        "api_key_env: OPENROUTER_API_KEY}\n")
+    proc = bw("run", "configs/c.yaml", cwd=ws, timeout=60)
+    assert proc.returncode == 2
+    assert "openai-compatible" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (ws / "results").exists()
+
+
+def test_run_warns_about_parameters_no_task_offers(tmp_path: Path, bw: Runner) -> None:
+    text = GOOD_TASKS.replace("    difficulty: easy\n", "    difficulty: easy\n    available_parameters: [all-tests-public]\n")
+    ws = _workspace(tmp_path, "tasks/t.yaml", text)
+    (ws / "configs" / "c.yaml").write_text(GOOD_CONFIG + "parameters:\n  - name: all-tests-publik\n    enabled: true\n")
+    proc = bw("run", "configs/c.yaml", cwd=ws, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "configs/c.yaml:8" in proc.stderr and "all-tests-publik" in proc.stderr and "offered by no task" in proc.stderr

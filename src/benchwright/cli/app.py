@@ -114,14 +114,23 @@ def schema(kind: Annotated[str, typer.Argument(help="task-source, exec-config, s
 
 
 def _progress_run(label: str, fn: Any) -> Any:
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err, transient=False) as bar:
-        task_id = bar.add_task(label, total=None)
+    """Call ``fn(progress)``; the bar appears with the first report (after all checks passed)."""
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=err, transient=False)
+    task_id: Any = None
 
-        def progress(done: int, total: int, unit: Any) -> None:
-            bar.update(task_id, completed=done, total=total)
+    def progress(done: int, total: int, unit: Any) -> None:
+        nonlocal task_id
+        if task_id is None:
+            bar.start()
+            task_id = bar.add_task(label, total=total)
+        bar.update(task_id, completed=done, total=total)
 
+    try:
         return fn(progress)
+    finally:
+        if task_id is not None:
+            bar.stop()
 
 
 @app.command()
@@ -158,6 +167,8 @@ def run(
             if prep.plan.skipped_criteria:
                 err.print(f"[yellow]skipping criteria not available here: "
                           f"{', '.join(prep.plan.skipped_criteria)}[/]")
+            for problem in prep.plan.warnings:
+                err.print(problem.render(), markup=False, highlight=False)
 
         cfg = ws.resolve(config)
         result = _progress_run("run", lambda p: engine.start(ws, cfg, tasks or [], p, run_id, warn))

@@ -17,7 +17,7 @@ from typing import Any
 from benchwright import __version__
 from benchwright.config.load import config_from_data, load_config
 from benchwright.config.model import ExecConfig
-from benchwright.errors import InputError, Problem, UserError
+from benchwright.errors import InputError, PluginNotFound, Problem, UserError
 from benchwright.model import resolve as model_resolve
 from benchwright.model.base import Provider
 from benchwright.registry import registry
@@ -109,7 +109,13 @@ def make_providers(ws: Workspace, plan: Plan) -> dict[str, Provider]:
         name = unit.resolved.provider
         if name in out:
             continue
-        provider = model_resolve.create(unit.resolved, ws.settings)
+        try:
+            provider = model_resolve.create(unit.resolved, ws.settings)
+        except PluginNotFound:
+            raise UserError(
+                f"model {unit.model.id!r} goes to provider {name!r} of type {unit.resolved.provider_type!r}, "
+                "which this installation of benchwright does not have "
+                f"(installed provider types: {', '.join(registry.names('provider'))})") from None
         problems += [f"provider {name!r}: {p}" for p in provider.preflight()]
         out[name] = provider
     if problems:

@@ -183,7 +183,29 @@ def build_plan(
             c.total += made
     if problems:
         raise InputError(problems)
-    return Plan(units=units, counts=counts, criteria=criteria, skipped_criteria=skipped)
+    warnings = parameters_offered(config, Path(config_file), config_doc, sources)
+    return Plan(units=units, counts=counts, criteria=criteria, skipped_criteria=skipped, warnings=warnings)
+
+
+def parameters_offered(config: ExecConfig, config_path: Path, doc_lines: Document | None,
+                       sources: Sequence[LoadedSource]) -> list[Problem]:
+    offered: set[str] = set()
+    open_tasks = False
+    for s in sources:
+        for t in s.source.tasks:
+            if t.available_parameters is None:
+                open_tasks = True
+            else:
+                offered |= set(t.available_parameters)
+    problems = []
+    if sources and not open_tasks:
+        for i, p in enumerate(config.parameters):
+            if p.enabled and p.name not in offered:
+                problems.append(Problem(str(config_path), f"parameter {p.name!r} is offered by no task",
+                                        path=f"parameters[{i}]",
+                                        line=doc_lines.line_of(("parameters", i)) if doc_lines else None,
+                                        hint="check the name", severity="warning"))
+    return problems
 
 
 def source_names_unique(sources: Sequence[LoadedSource]) -> list[Problem]:
