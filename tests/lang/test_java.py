@@ -157,7 +157,9 @@ def test_infinite_loop_times_out_and_later_tests_are_not_run() -> None:
     # where it was stuck, as seen from the test method
     assert line_of(loops.code, loops.line) == "Solution.spin(1);"
     assert result.tests[2].message is not None and "'loops' timed out" in result.tests[2].message
-    assert elapsed < 1.0 + 4.0, elapsed  # about test_timeout_s, not the sandbox's wall limit
+    # ended by the 1 s test limit, not the sandbox's wall limit (over 35 s here); javac on a
+    # busy CI machine can take a few seconds, hence the margin
+    assert elapsed < 20, elapsed
 
 
 @needs_jdk
