@@ -7,6 +7,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 class ProviderSettings(BaseModel):
     """One named provider. ``api_key_env`` is the *name* of an environment variable."""
 
@@ -14,7 +23,15 @@ class ProviderSettings(BaseModel):
 
     type: str = Field(min_length=1)
     base_url: str | None = None
-    api_key_env: str | None = None
+    api_key_env: str | None = Field(
+        default=None, description="Name of the environment variable holding the key (never the key).")
+    concurrency: int = Field(default=16, ge=1, le=1024, description="Requests in flight at once.")
+    rpm: float | None = Field(default=None, gt=0, description="Requests per minute at most.")
+    timeout_s: float = Field(default=120, gt=0, description="One attempt's time limit.")
+    max_retries: int = Field(default=6, ge=0, le=50)
+    backoff_s: float = Field(default=1.0, ge=0, description="First retry delay; doubles each time.")
+    max_backoff_s: float = Field(default=60.0, ge=0)
+    prices: dict[str, Price] = Field(default_factory=dict, description="Model name -> price.")
 
 
 class Settings(BaseModel):
@@ -24,6 +41,7 @@ class Settings(BaseModel):
     default_provider: str | None = None
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     sandbox: str | None = Field(default=None, description="Sandbox backend (default: best available).")
+    prices: dict[str, Price] = Field(default_factory=dict, description="Model name -> price, for all providers.")
 
     def extra(self) -> dict[str, Any]:
         return dict(self.model_extra or {})

@@ -1,12 +1,24 @@
-"""The provider interface: one request in, one answer out."""
+"""The provider interface: one request in, one answer out.
+
+A provider is registered under kind ``provider`` by its *type* (``openai-compatible``,
+``anthropic``, ``hf``, ``replay``, ``reference``); the factory takes ``name`` (the provider's name
+in ``benchwright.yaml``) and ``settings`` (its :class:`ProviderSettings`). SDKs are imported when
+a provider is first created, never at import time of benchwright.
+
+Retries, rate limits, the cache and timing live in the generation engine
+(:mod:`benchwright.model.engine`), not in providers: a provider makes exactly one attempt and
+says, by raising :class:`ProviderError`, whether another attempt could succeed.
+"""
 
 from __future__ import annotations
 
 import abc
+import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from benchwright.config.settings import ProviderSettings
+from benchwright.errors import InfraError
 
 
 @dataclass(frozen=True)
@@ -20,10 +32,12 @@ class GenerationRequest:
     """The text to continue (complete mode) or the user prompt (instruct mode)."""
     language: str
     params: dict[str, Any] = field(default_factory=dict)
-    """temperature, max_tokens, top_p, stop, seed."""
+    """temperature, max_tokens, top_p, stop, seed (system_prompt is already in ``messages``)."""
     sample: int = 0
     golden: str | None = None
     """The task's golden solution; only the ``reference`` provider reads it."""
+    task: str = ""
+    """``task_source/task`` (the ``replay`` provider finds answers by it)."""
 
 
 @dataclass(frozen=True)
@@ -34,24 +48,54 @@ class Answer:
     tokens_estimated: bool = False
     finish_reason: str | None = None
     cost_usd: float | None = None
+    model: str | None = None
+    """The model name the service says answered (it may differ from the one asked for)."""
+
+
+class ProviderError(InfraError):
+    """One attempt failed. ``retryable`` says whether the engine should try again."""
+
+    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None,
+                 status: int | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+        """Seconds the service asked us to wait (``Retry-After``), if it said."""
+        self.status = status
+        """HTTP status, when there was one."""
 
 
 class Provider(abc.ABC):
-    """Talks to one model service. Registered under kind ``provider`` by its type; the factory
-    takes ``name`` (the provider's name in the settings) and ``settings``."""
+    """Talks to one model service."""
+
+    cacheable: bool = True
+    """Whether answers may be stored in and served from the generation cache."""
 
     def __init__(self, name: str, settings: ProviderSettings) -> None:
         self.name = name
         self.settings = settings
 
-    def preflight(self) -> list[str]:
-        """Problems that stop a run before any work (a missing key, an unreachable endpoint)."""
+    def api_key(self) -> str | None:
+        """The key from the environment variable the settings name (never from a file)."""
+        var = self.settings.api_key_env
+        return os.environ.get(var) or None if var else None
+
+    async def preflight(self) -> list[str]:
+        """Problems that stop a run before any work: a missing key (name the variable), an
+        unreachable local endpoint (name the URL). Never includes a key's value."""
+        var = self.settings.api_key_env
+        if var and not os.environ.get(var):
+            return [f"the environment variable {var} is not set (it must hold the API key)"]
         return []
 
     @abc.abstractmethod
     async def generate(self, request: GenerationRequest) -> Answer:
-        """Answer one request.
+        """Answer one request with one attempt.
 
         Raises:
-            InfraError: the service failed after retries (the sample becomes ``infra_error``).
+            ProviderError: the attempt failed (``retryable`` for 429, 5xx, timeouts, dropped
+                connections; not for 400/401/404 and the like).
         """
+
+    async def aclose(self) -> None:
+        """Release connections; called once when the run ends."""

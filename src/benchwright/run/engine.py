@@ -116,8 +116,9 @@ def make_providers(ws: Workspace, plan: Plan) -> dict[str, Provider]:
                 f"model {unit.model.id!r} goes to provider {name!r} of type {unit.resolved.provider_type!r}, "
                 "which this installation of benchwright does not have "
                 f"(installed provider types: {', '.join(registry.names('provider'))})") from None
-        problems += [f"provider {name!r}: {p}" for p in provider.preflight()]
         out[name] = provider
+    for name, provider in out.items():
+        problems += [f"provider {name!r}: {p}" for p in asyncio.run(provider.preflight())]
     if problems:
         raise UserError("\n".join(problems))
     return out
