@@ -10,12 +10,20 @@ def register(reg: Registry) -> None:
     from benchwright.criteria.usage import CpuUsage, RamUsage, TokenCount
     from benchwright.lang.java import JavaLanguage
     from benchwright.lang.python import PythonLanguage
+    from benchwright.model.anthropic_provider import AnthropicProvider
+    from benchwright.model.hf import HFProvider
+    from benchwright.model.openai_compat import OpenAICompatibleProvider
     from benchwright.model.reference import ReferenceProvider
+    from benchwright.model.replay import ReplayProvider
     from benchwright.sandbox.rlimit import RlimitSandbox
 
     for criterion in (UnitTest, CpuUsage, RamUsage, TokenCount):
         reg.add("criterion", criterion.name, criterion)
     reg.add("language", "python", PythonLanguage)
     reg.add("language", "java", JavaLanguage)
+    reg.add("provider", "hf", HFProvider)
     reg.add("provider", "reference", ReferenceProvider)
+    reg.add("provider", "openai-compatible", OpenAICompatibleProvider)
+    reg.add("provider", "anthropic", AnthropicProvider)
+    reg.add("provider", "replay", ReplayProvider)
     reg.add("sandbox", "rlimit", RlimitSandbox)

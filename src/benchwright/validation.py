@@ -15,6 +15,7 @@ from benchwright.config.model import ExecConfig, ModelSpec, Toggle
 from benchwright.criteria.catalogue import PLANNED
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.model import resolve as model_resolve
+from benchwright.model.engine import GenerationEngine
 from benchwright.registry import registry
 from benchwright.results.record import Generation, Record
 from benchwright.run.executor import LocalExecutor
@@ -241,9 +242,9 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
     config = ExecConfig(criteria=[Toggle(name="unit-test")], llms=[ModelSpec(id="reference")])
     plan = build_plan(config, "validate --golden", sources, ws.settings)
     units = [u for u in plan.units if u.golden is not None]
-    provider = model_resolve.create(units[0].resolved, ws.settings) if units else None
+    providers = {"reference": model_resolve.create(units[0].resolved, ws.settings)} if units else {}
     sandbox = registry.create("sandbox", ws.settings.sandbox or "rlimit")
-    worker = Worker("golden-check", {"reference": provider} if provider else {}, sandbox, config.limits)
+    worker = Worker("golden-check", GenerationEngine(providers, ws.settings), sandbox, config.limits)
     failures: list[GoldenFailure] = []
     finished = 0
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from benchwright import __version__
+from benchwright.cli import cache_cmd
 from benchwright.errors import BenchwrightError, InputError, MissingDependency, UserError
 from benchwright.workspace import Workspace
 
@@ -24,6 +25,11 @@ app = typer.Typer(
 )
 import_app = typer.Typer(help="Turn public benchmarks and JSONL files into task sources.", no_args_is_help=True)
 app.add_typer(import_app, name="import")
+cache_app = typer.Typer(help="Inspect and clear the generation cache (.benchwright/cache.sqlite3).",
+                        no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+cache_app.command("stats")(cache_cmd.stats)
+cache_app.command("clear")(cache_cmd.clear)
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)

@@ -54,9 +54,8 @@ class ModelSpec(Strict):
         return self.name or self.id
 
     def request_params(self) -> dict[str, Any]:
-        return self.model_dump(
-            exclude_none=True, include={"temperature", "max_tokens", "top_p", "stop", "seed", "system_prompt"}
-        )
+        """What is sent to the service besides the messages (the system prompt is a message)."""
+        return self.model_dump(exclude_none=True, include={"temperature", "max_tokens", "top_p", "stop", "seed"})
 
 
 def _models(value: Any) -> Any:

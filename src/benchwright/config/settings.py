@@ -34,12 +34,21 @@ class ProviderSettings(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict, description="Model name -> price.")
 
 
+def _presets() -> dict[str, ProviderSettings]:
+    from benchwright.model.presets import PRESETS
+
+    return {k: v.model_copy() for k, v in PRESETS.items()}
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     version: int = 1
     default_provider: str | None = None
-    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    providers: dict[str, ProviderSettings] = Field(
+        default_factory=lambda: _presets(),
+        description="Named providers; without this key, the presets (openai, openrouter, mistral, "
+        "anthropic, vllm, ollama, llamacpp, lmstudio).")
     sandbox: str | None = Field(default=None, description="Sandbox backend (default: best available).")
     prices: dict[str, Price] = Field(default_factory=dict, description="Model name -> price, for all providers.")
 

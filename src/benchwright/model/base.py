@@ -32,7 +32,7 @@ class GenerationRequest:
     """The text to continue (complete mode) or the user prompt (instruct mode)."""
     language: str
     params: dict[str, Any] = field(default_factory=dict)
-    """temperature, max_tokens, top_p, stop, seed (system_prompt is already in ``messages``)."""
+    """temperature, max_tokens, top_p, stop, seed."""
     sample: int = 0
     golden: str | None = None
     """The task's golden solution; only the ``reference`` provider reads it."""
@@ -97,5 +97,5 @@ class Provider(abc.ABC):
                 connections; not for 400/401/404 and the like).
         """
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections; called once when the run ends."""

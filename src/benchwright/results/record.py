@@ -70,4 +70,8 @@ class Generation(BaseModel):
     finish_reason: str | None = None
     cost_usd: float | None = None
     cached: bool = False
+    replay_ms: float | None = Field(default=None, description="For a cached answer: the cache's time.")
+    attempts: int = Field(default=1, description="Attempts made (0 for a cached answer).")
+    token_estimator: str | None = Field(default=None, description="How tokens were estimated, if they were.")
+    answered_by: str | None = Field(default=None, description="The model name the service reported.")
     error: str | None = Field(default=None, description="Why no answer was obtained (infra_error).")

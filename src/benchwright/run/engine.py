@@ -20,6 +20,8 @@ from benchwright.config.model import ExecConfig
 from benchwright.errors import InputError, PluginNotFound, Problem, UserError
 from benchwright.model import resolve as model_resolve
 from benchwright.model.base import Provider
+from benchwright.model.cache import CACHE_FILE, GenerationCache
+from benchwright.model.engine import GenerationEngine
 from benchwright.registry import registry
 from benchwright.results.record import Generation, Record
 from benchwright.results.summary import summarize
@@ -234,7 +236,11 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     total = len(prep.plan.units)
     if progress:
         progress(tracker.finished(), total, None)
-    worker = Worker(folder.run_id, prep.providers, prep.sandbox, prep.config.limits)
+    cache = None
+    if prep.config.cache is not False and any(p.cacheable for p in prep.providers.values()):
+        cache = GenerationCache(prep.workspace.state / CACHE_FILE)
+    generation = GenerationEngine(prep.providers, prep.workspace.settings, cache, prep.config.cache)
+    worker = Worker(folder.run_id, generation, prep.sandbox, prep.config.limits)
 
     def on_generation(gen: Generation) -> None:
         folder.append_generation(gen)
@@ -245,13 +251,24 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
         if progress:
             progress(tracker.finished(), total, unit)
 
-    runner = executor or LocalExecutor(workers=prep.config.limits.concurrency)
+    in_flight = sum(p.settings.concurrency for p in prep.providers.values()) + 64
+    runner = executor or LocalExecutor(workers=prep.config.limits.concurrency, max_in_flight=in_flight)
+
+    async def main() -> None:
+        try:
+            await runner.run(todo, worker, known, on_generation, on_result)
+        finally:
+            await generation.aclose()
+
     try:
-        asyncio.run(runner.run(todo, worker, known, on_generation, on_result))
+        asyncio.run(main())
     except BaseException:
         tracker.state = "interrupted"
         tracker.write(force=True)
         raise
+    finally:
+        if cache is not None:
+            cache.close()
     summary = summarize(folder.records(), folder.run_id, prep.config.thresholds)
     summary["skipped_criteria"] = prep.plan.skipped_criteria
     summary["isolation"] = prep.sandbox.isolation

@@ -35,11 +35,15 @@ class Executor(abc.ABC):
 
 
 class LocalExecutor(Executor):
-    """Generation on asyncio, execution on a pool of threads (each drives one sandboxed process)."""
+    """Generation on asyncio, execution on a pool of threads (each drives one sandboxed process).
 
-    def __init__(self, workers: int | None = None, generation_concurrency: int = 8) -> None:
+    How many requests a provider has in flight is the generation engine's business; this only
+    bounds the samples started and not yet recorded (``max_in_flight``), so memory stays flat.
+    """
+
+    def __init__(self, workers: int | None = None, max_in_flight: int = 256) -> None:
         self.workers = workers or os.cpu_count() or 1
-        self.generation_concurrency = generation_concurrency
+        self.max_in_flight = max(max_in_flight, self.workers * 4)
 
     async def run(
         self,
@@ -50,16 +54,14 @@ class LocalExecutor(Executor):
         on_result: OnResult,
     ) -> None:
         loop = asyncio.get_running_loop()
-        gen_slots = asyncio.Semaphore(self.generation_concurrency)
-        in_flight = asyncio.Semaphore(self.workers * 4 + self.generation_concurrency)
+        in_flight = asyncio.Semaphore(self.max_in_flight)
         with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="bw-exec") as pool:
 
             async def one(unit: SampleUnit) -> None:
                 try:
                     gen = known.get(unit.execution_id)
                     if gen is None or gen.error is not None:
-                        async with gen_slots:
-                            gen = await worker.generate(unit)
+                        gen = await worker.generate(unit)
                         on_generation(gen)
                     records = await loop.run_in_executor(pool, worker.evaluate, unit, gen)
                     on_result(unit, gen, records)

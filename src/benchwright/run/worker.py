@@ -7,9 +7,10 @@ import traceback
 
 from benchwright.config.model import Limits
 from benchwright.criteria.base import Criterion, Measurement, SampleContext
-from benchwright.errors import BenchwrightError, InfraError
+from benchwright.errors import InfraError
 from benchwright.lang.base import Language
-from benchwright.model.base import GenerationRequest, Provider
+from benchwright.model.base import GenerationRequest
+from benchwright.model.engine import GenerationEngine
 from benchwright.registry import registry
 from benchwright.results.record import Generation, Outcome, Record
 from benchwright.run.plan import SampleUnit
@@ -29,9 +30,9 @@ def extract(unit: SampleUnit, raw: str, lang: Language | None) -> str:
 class Worker:
     """Does the work of units; shared by every executor. Thread-safe for ``evaluate``."""
 
-    def __init__(self, run_id: str, providers: dict[str, Provider], sandbox: Sandbox, limits: Limits) -> None:
+    def __init__(self, run_id: str, engine: GenerationEngine, sandbox: Sandbox, limits: Limits) -> None:
         self.run_id = run_id
-        self.providers = providers
+        self.engine = engine
         self.sandbox = sandbox
         self.limits = limits
         self._langs: dict[str, Language | None] = {}
@@ -48,7 +49,6 @@ class Worker:
         return self._criteria[name]
 
     async def generate(self, unit: SampleUnit) -> Generation:
-        provider = self.providers[unit.resolved.provider]
         messages = unit.messages()
         gen = Generation(
             run_id=self.run_id, execution_id=unit.execution_id, task_source=unit.task_source,
@@ -60,17 +60,20 @@ class Worker:
             model=unit.resolved.model, mode=unit.task.mode, messages=messages,
             prompt=unit.rendered.prompt, language=unit.language,
             params=unit.model.request_params(), sample=unit.sample, golden=unit.golden,
+            task=f"{unit.task_source}/{unit.task.name}",
         )
-        start = time.perf_counter()
         try:
-            answer = await provider.generate(request)
-        except BenchwrightError as e:
-            gen.error = str(e)
-            return gen
-        except Exception as e:
+            outcome = await self.engine.answer(unit.resolved.provider, request)
+        except Exception as e:  # a provider bug must not stop the run
             gen.error = f"{type(e).__name__}: {e}"
             return gen
-        gen.latency_ms = (time.perf_counter() - start) * 1000
+        gen.attempts, gen.cached, gen.replay_ms = outcome.attempts, outcome.cached, outcome.replay_ms
+        gen.latency_ms, gen.token_estimator = outcome.latency_ms, outcome.token_estimator
+        answer = outcome.answer
+        if answer is None:
+            gen.error = outcome.error or "no answer"
+            return gen
+        gen.answered_by = answer.model
         gen.raw = answer.text
         gen.code = extract(unit, answer.text, self.language(unit.language))
         gen.tokens_in, gen.tokens_out = answer.tokens_in, answer.tokens_out

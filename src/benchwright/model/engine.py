@@ -1,0 +1,162 @@
+"""The generation engine: limits, retries, the cache, timing, tokens and cost around providers.
+
+One engine serves a run. For each request it consults the cache (unless the config says
+``cache: false`` or ``refresh``), waits for a slot and the rate limit of the request's provider,
+makes an attempt, and on a retryable failure (429, 5xx, a timeout, a dropped connection) waits
+``Retry-After`` if the service gave one, else an exponential backoff with jitter, and tries
+again. A request that still fails is returned as a failure: the sample becomes ``infra_error``
+and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from benchwright.config.settings import Settings
+from benchwright.model import prices, tokens
+from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
+from benchwright.model.cache import CachedAnswer, GenerationCache, cache_key
+from benchwright.model.limits import ProviderLimits
+
+CachePolicy = bool | Literal["refresh"]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the engine got for one request."""
+
+    answer: Answer | None
+    error: str | None
+    attempts: int
+    latency_ms: float | None
+    """Wall time of the successful attempt (for a cached answer: the original's)."""
+    cached: bool = False
+    replay_ms: float | None = None
+    """For a cached answer: how long the cache took to return it."""
+    token_estimator: str | None = None
+
+
+class GenerationEngine:
+    def __init__(
+        self,
+        providers: dict[str, Provider],
+        settings: Settings,
+        cache: GenerationCache | None = None,
+        policy: CachePolicy = True,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.providers = providers
+        self.settings = settings
+        self.cache = cache
+        self.policy = policy
+        self.sleep = sleep
+        self._limits: dict[str, ProviderLimits] = {}
+
+    def limits(self, name: str) -> ProviderLimits:
+        if name not in self._limits:
+            conf = self.providers[name].settings
+            self._limits[name] = ProviderLimits(conf.concurrency, conf.rpm)
+        return self._limits[name]
+
+    def _key(self, name: str, request: GenerationRequest) -> str | None:
+        provider = self.providers[name]
+        if self.cache is None or self.policy is False or not provider.cacheable:
+            return None
+        conf = provider.settings
+        return cache_key(name, conf.type, conf.base_url, request)
+
+    async def answer(self, name: str, request: GenerationRequest) -> Outcome:
+        """Answer ``request`` with the provider called ``name``. Never raises for a failed call."""
+        key = self._key(name, request)
+        if key is not None and self.policy is True:
+            start = time.perf_counter()
+            hit = self.cache.get(key) if self.cache else None
+            if hit is not None:
+                answer = Answer(hit.text, hit.tokens_in, hit.tokens_out, hit.tokens_estimated,
+                                hit.finish_reason, hit.cost_usd, hit.model)
+                return Outcome(answer, None, 0, hit.latency_ms, cached=True,
+                               replay_ms=(time.perf_counter() - start) * 1000)
+        outcome = await self._attempts(name, request)
+        if outcome.answer is not None and key is not None and self.cache is not None:
+            a = outcome.answer
+            self.cache.put(key, name, request.model, CachedAnswer(
+                text=a.text, tokens_in=a.tokens_in, tokens_out=a.tokens_out,
+                tokens_estimated=a.tokens_estimated, finish_reason=a.finish_reason,
+                cost_usd=a.cost_usd, model=a.model, latency_ms=outcome.latency_ms or 0.0,
+                created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            ))
+        return outcome
+
+    async def _attempts(self, name: str, request: GenerationRequest) -> Outcome:
+        provider = self.providers[name]
+        conf = provider.settings
+        limits = self.limits(name)
+        last = "no attempt was made"
+        for attempt in range(1, conf.max_retries + 2):
+            retry_after: float | None = None
+            await limits.rate.wait()
+            async with limits.slots:
+                start = time.perf_counter()
+                try:
+                    answer = await asyncio.wait_for(provider.generate(request), conf.timeout_s)
+                except ProviderError as e:
+                    last = self._redact(provider, str(e))
+                    if not e.retryable:
+                        return Outcome(None, last, attempt, None)
+                    retry_after = e.retry_after
+                except TimeoutError:
+                    last = f"no answer within {conf.timeout_s:g} s"
+                else:
+                    latency = (time.perf_counter() - start) * 1000
+                    answer, estimator = self._complete(name, request, answer)
+                    return Outcome(answer, None, attempt, latency, token_estimator=estimator)
+            if attempt <= conf.max_retries:
+                await self.sleep(self._delay(conf.backoff_s, conf.max_backoff_s, attempt, retry_after))
+        return Outcome(None, f"gave up after {conf.max_retries + 1} attempts: {last}",
+                       conf.max_retries + 1, None)
+
+    @staticmethod
+    def _redact(provider: Provider, text: str) -> str:
+        """Remove the provider's key (and any long piece of it) from a message."""
+        key = provider.api_key()
+        if key and len(key) >= 8:
+            text = text.replace(key, "[redacted]")
+            for size in (24, 16, 8):
+                for i in range(0, len(key) - size + 1, size // 2):
+                    text = text.replace(key[i : i + size], "[redacted]")
+        return text
+
+    @staticmethod
+    def _delay(base: float, cap: float, attempt: int, retry_after: float | None) -> float:
+        """Retry-After when given (capped), else base * 2^(attempt-1) with full jitter."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), max(cap, 0.0))
+        return random.uniform(0, min(cap, base * 2 ** (attempt - 1)))
+
+    def _complete(self, name: str, request: GenerationRequest, answer: Answer) -> tuple[Answer, str | None]:
+        """Fill in estimated tokens and the cost where the service gave none."""
+        estimator = None
+        tin, tout, estimated = answer.tokens_in, answer.tokens_out, answer.tokens_estimated
+        if tin is None:
+            sent = "\n".join(m["content"] for m in request.messages) or request.prompt
+            tin, estimator = tokens.estimate(sent, request.model)
+            estimated = True
+        if tout is None:
+            tout, estimator = tokens.estimate(answer.text, request.model)
+            estimated = True
+        cost = answer.cost_usd
+        if cost is None:
+            price = prices.find_price(request.model, self.providers[name].settings, self.settings)
+            cost = prices.cost(price, tin, tout)
+        return replace(answer, tokens_in=tin, tokens_out=tout, tokens_estimated=estimated,
+                       cost_usd=cost), estimator
+
+    async def aclose(self) -> None:
+        for provider in self.providers.values():
+            await provider.aclose()

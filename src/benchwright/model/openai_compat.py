@@ -1,0 +1,259 @@
+"""The ``openai-compatible`` provider: any service speaking the OpenAI wire format.
+
+OpenAI, OpenRouter, Mistral, vLLM, Ollama, llama.cpp server, LM Studio... through the official
+``openai`` SDK (the ``benchwright[openai]`` extra), imported when the provider is created, never
+when this module is imported. Instruct mode calls ``chat.completions``, complete mode the legacy
+``completions`` endpoint. Settings: ``base_url`` (default: OpenAI's), ``api_key_env`` (the name of
+the variable holding the key; a local service needs none), ``timeout_s``.
+
+The helpers at the bottom (``retry_after_seconds``, ``service_message``, ``is_local_url``,
+``reachability_problems``, ``scrub``) are shared with the ``anthropic`` provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import ipaddress
+import time
+from collections.abc import Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from benchwright.config.settings import ProviderSettings
+from benchwright.errors import MissingDependency
+from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
+
+if TYPE_CHECKING:
+    import openai
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+"""Besides every status >= 500."""
+
+PARAMS = ("temperature", "max_tokens", "top_p", "stop", "seed")
+"""Request parameters passed on to the OpenAI API when given."""
+
+
+def _import_openai() -> ModuleType:
+    try:
+        import openai
+    except ImportError:
+        raise MissingDependency(
+            "the openai-compatible provider needs the openai package: pip install 'benchwright[openai]'"
+        ) from None
+    return openai
+
+
+class OpenAICompatibleProvider(Provider):
+    """Any OpenAI-compatible endpoint (OpenAI, OpenRouter, Mistral, vLLM, Ollama, llama.cpp, LM Studio)."""
+
+    def __init__(self, name: str, settings: ProviderSettings) -> None:
+        super().__init__(name, settings)
+        self._openai = _import_openai()
+        self._client: openai.AsyncOpenAI | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def where(self) -> str:
+        return self.settings.base_url or "https://api.openai.com/v1"
+
+    async def preflight(self) -> list[str]:
+        """A local endpoint (loopback or private network) needs no key but must be listening;
+        any other needs its key's environment variable set."""
+        url = self.settings.base_url
+        if url and is_local_url(url):
+            return await reachability_problems(url)
+        return await super().preflight()
+
+    def _ensure_client(self) -> openai.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            # a client's connections belong to the event loop that made them
+            self._client = self._openai.AsyncOpenAI(
+                base_url=self.settings.base_url, api_key=self.api_key() or "not-needed",
+                max_retries=0, timeout=self.settings.timeout_s)
+            self._loop = loop
+        return self._client
+
+    async def generate(self, request: GenerationRequest) -> Answer:
+        client = self._ensure_client()
+        kwargs: dict[str, Any] = {k: request.params[k] for k in PARAMS
+                                  if request.params.get(k) is not None}
+        sdk = self._openai
+        try:
+            if request.mode == "complete":
+                response: Any = await client.completions.create(
+                    model=request.model, prompt=request.prompt, **kwargs)
+            else:
+                messages: Any = request.messages
+                response = await client.chat.completions.create(
+                    model=request.model, messages=messages, **kwargs)
+        except sdk.APIStatusError as exc:
+            raise status_error(self.name, self.where, exc.status_code, exc.body, exc.message,
+                               exc.response.headers, self.api_key(),
+                               self.settings.api_key_env) from None
+        except sdk.APITimeoutError:
+            raise ProviderError(
+                f"{self.name}: no answer from {self.where} within {self.settings.timeout_s:g} s",
+                retryable=True) from None
+        except sdk.APIConnectionError as exc:
+            raise connection_error(self.name, self.where, exc, self.api_key()) from None
+        except (sdk.APIError, ValueError) as exc:  # invalid JSON, an unexpected shape
+            raise malformed(self.name, self.where, exc, self.api_key()) from None
+        return self._answer(request, response)
+
+    def _answer(self, request: GenerationRequest, response: Any) -> Answer:
+        try:
+            choice = response.choices[0]
+            text = choice.text if request.mode == "complete" else choice.message.content
+            finish = choice.finish_reason
+            usage = getattr(response, "usage", None)
+            tokens_in = getattr(usage, "prompt_tokens", None) if usage is not None else None
+            tokens_out = getattr(usage, "completion_tokens", None) if usage is not None else None
+            model = getattr(response, "model", None)
+        except (AttributeError, IndexError, KeyError, TypeError) as exc:
+            raise ProviderError(
+                f"{self.name}: malformed answer from {self.where} (no choices: {type(exc).__name__})",
+                retryable=True) from None
+        if text is not None and not isinstance(text, str):
+            raise ProviderError(f"{self.name}: malformed answer from {self.where} (text is not a string)",
+                                retryable=True)
+        return Answer(
+            text=text or "",
+            tokens_in=tokens_in if isinstance(tokens_in, int) else None,
+            tokens_out=tokens_out if isinstance(tokens_out, int) else None,
+            finish_reason=finish if isinstance(finish, str) else None,
+            model=model if isinstance(model, str) and model else None,
+        )
+
+    async def aclose(self) -> None:
+        client, self._client, self._loop = self._client, None, None
+        if client is not None:
+            await client.close()
+
+
+# -- shared by the HTTP API providers --------------------------------------------------------
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` (a key) replaced by ``***``."""
+    if secret and len(secret) >= 4:
+        return text.replace(secret, "***")
+    return text
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """How long the service asked us to wait: ``retry-after-ms``, or ``retry-after`` in seconds
+    or as an HTTP date. ``None`` when it said nothing usable."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            value = float(ms) / 1000
+            if value >= 0:
+                return value
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+
+
+def service_message(body: object, fallback: str) -> str:
+    """The service's own error message from an error body (OpenAI: ``{"error": {"message"}}``
+    or its inner object; Anthropic: ``{"type": "error", "error": {"message"}}``)."""
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return str(err["message"])
+        if isinstance(err, str):
+            return err
+        if isinstance(body.get("message"), str):
+            return str(body["message"])
+        if isinstance(body.get("detail"), str):
+            return str(body["detail"])
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:500]
+    return fallback
+
+
+def status_error(name: str, where: str, status: int, body: object, fallback: str,
+                 headers: Mapping[str, str], key: str | None, key_env: str | None) -> ProviderError:
+    """The :class:`ProviderError` for an HTTP error status: 429, 408, 409 and >= 500 retryable."""
+    retryable = status in RETRYABLE_STATUSES or status >= 500
+    message = f"{name}: HTTP {status} from {where}: {service_message(body, fallback)}"
+    if status in (401, 403):
+        message += (f" (check the key in the environment variable {key_env})" if key_env
+                    else " (no api_key_env is set for this provider)")
+    retry_after = retry_after_seconds(headers) if retryable else None
+    return ProviderError(scrub(message, key), retryable=retryable, retry_after=retry_after,
+                         status=status)
+
+
+def connection_error(name: str, where: str, exc: BaseException, key: str | None) -> ProviderError:
+    """A retryable :class:`ProviderError` for a failed or dropped connection."""
+    cause = exc.__cause__ or exc.__context__
+    detail = f"{cause}" if cause is not None and str(cause) else str(exc)
+    return ProviderError(scrub(f"{name}: connection to {where} failed: {detail}", key),
+                         retryable=True)
+
+
+def malformed(name: str, where: str, exc: BaseException, key: str | None) -> ProviderError:
+    """A retryable :class:`ProviderError` for an answer that could not be read."""
+    return ProviderError(
+        scrub(f"{name}: malformed answer from {where}: {type(exc).__name__}: {exc}"[:1000], key),
+        retryable=True)
+
+
+_LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa")
+
+
+def is_local_url(url: str) -> bool:
+    """Whether ``url`` points at this machine or a private network: ``localhost``, a loopback,
+    private or link-local address, a single-label host name (``vllm``, as in Docker Compose)
+    or a name under ``.local``, ``.internal``, ``.lan``, ``.home.arpa``."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(_LOCAL_SUFFIXES) or host == "host.docker.internal":
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return "." not in host
+    return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+async def reachability_problems(url: str, timeout_s: float = 3.0) -> list[str]:
+    """``["cannot reach URL (is the server running?)"]`` unless a TCP connection to the host and
+    port of ``url`` opens within ``timeout_s``."""
+    problem = [f"cannot reach {url} (is the server running?)"]
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return problem
+    if not host:
+        return problem
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+    except (OSError, TimeoutError):
+        return problem
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return []

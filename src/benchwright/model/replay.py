@@ -1,0 +1,206 @@
+"""The ``replay`` provider: answers from a recorded ``generations.jsonl``, so a run can be
+re-scored (new criteria, new tests, another sandbox) without calling any model.
+
+Configured in ``benchwright.yaml``::
+
+    providers:
+      old: {type: replay, path: results/run-1}   # a run folder, a run id or a generations.jsonl
+    # then, in an execution config:  models: [old/gpt-4o]
+
+The model after ``old/`` is the *recorded model label* to replay (the ``model`` field of the
+generation records; ``openai/gpt-4o`` is also found as ``gpt-4o`` when that is unambiguous).
+``old`` alone, or ``old/*``, replays whichever model answered each task, when only one did.
+
+A request is matched by task (``task_source/task``), language and sample index, else by the
+same prompt text (with the language and sample). Records without an answer (``error``) are ignored; when a
+sample was recorded twice (a resumed run), the last answer wins.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchwright.config.settings import ProviderSettings
+from benchwright.errors import UserError
+from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
+
+GENERATIONS_FILE = "generations.jsonl"
+ANY_MODEL = ("", "*")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    task: str
+    """``task_source/task``."""
+    language: str
+    sample: int
+    model: str
+    prompt: str
+    answer: Answer
+    line: int
+
+
+def resolve_path(value: str | Path, cwd: Path | None = None) -> Path:
+    """The generations file ``value`` names: a file, a run folder holding one, or a run id under
+    the workspace's ``results/``. Relative paths are tried against ``cwd`` (the current
+    directory), then the workspace root and its ``results/``. Returns the first candidate when
+    none exists (the caller reports it)."""
+    from benchwright.workspace.workspace import find_root
+
+    here = (cwd or Path.cwd()).resolve()
+    p = Path(value).expanduser()
+    bases = [p] if p.is_absolute() else [here / p]
+    if not p.is_absolute():
+        root = find_root(here)
+        bases += [root / p, root / "results" / p]
+    candidates: list[Path] = []
+    for base in bases:
+        candidates += [base, base / GENERATIONS_FILE] if base.suffix != ".jsonl" else [base]
+    for c in candidates:
+        if c.is_file():
+            return c
+    first = bases[0]
+    return first if first.suffix == ".jsonl" else first / GENERATIONS_FILE
+
+
+def load(path: Path) -> list[Recorded]:
+    """The answered generations of ``path``, in file order.
+
+    Raises:
+        UserError: the file is missing, unreadable or has a malformed line (named).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"replay: no generations file at {path}") from None
+    except OSError as e:
+        raise UserError(f"replay: cannot read {path}: {e}") from None
+    out: list[Recorded] = []
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            data: Any = json.loads(line)
+        except json.JSONDecodeError as e:
+            # a run killed mid-write leaves a partial last line: skip it, as resume does
+            if no == len(text.splitlines()) and not text.endswith("\n"):
+                continue
+            raise UserError(f"replay: {path}:{no}: not JSON ({e.msg})") from None
+        if not isinstance(data, dict):
+            raise UserError(f"replay: {path}:{no}: expected a generation object")
+        missing = [k for k in ("task_source", "task", "language", "model") if not isinstance(data.get(k), str)]
+        if missing:
+            raise UserError(f"replay: {path}:{no}: not a generation record (no {', '.join(missing)})")
+        raw = data.get("raw")
+        if data.get("error") is not None or not isinstance(raw, str):
+            continue
+        sample = data.get("sample", 0)
+        out.append(Recorded(
+            task=f"{data['task_source']}/{data['task']}",
+            language=data["language"],
+            sample=sample if isinstance(sample, int) else 0,
+            model=data["model"],
+            prompt=data.get("prompt") or "",
+            answer=Answer(
+                text=raw,
+                tokens_in=data.get("tokens_in"),
+                tokens_out=data.get("tokens_out"),
+                tokens_estimated=bool(data.get("tokens_estimated", False)),
+                finish_reason=data.get("finish_reason"),
+                cost_usd=data.get("cost_usd"),
+                model=data["model"],
+            ),
+            line=no,
+        ))
+    return out
+
+
+class ReplayProvider(Provider):
+    """Serves recorded answers; never calls a model and is never cached."""
+
+    cacheable = False
+
+    def __init__(self, name: str, settings: ProviderSettings) -> None:
+        super().__init__(name, settings)
+        value = (settings.model_extra or {}).get("path")
+        self.path_setting: str | None = str(value) if value not in (None, "") else None
+        self._path: Path | None = None
+        self._by_task: dict[tuple[str, str, int], dict[str, Recorded]] | None = None
+        self._by_prompt: dict[tuple[str, str, int], dict[str, Recorded]] = {}
+        self._labels: set[str] = set()
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            if self.path_setting is None:
+                raise UserError(f"replay provider {self.name!r}: set 'path' (a run folder, a run id "
+                                "or a generations.jsonl) under providers in benchwright.yaml")
+            self._path = resolve_path(self.path_setting)
+        return self._path
+
+    def _load(self) -> None:
+        if self._by_task is not None:
+            return
+        by_task: dict[tuple[str, str, int], dict[str, Recorded]] = {}
+        for rec in load(self.path):
+            by_task.setdefault((rec.task, rec.language, rec.sample), {})[rec.model] = rec
+            if rec.prompt:
+                self._by_prompt.setdefault((rec.prompt, rec.language, rec.sample), {})[rec.model] = rec
+            self._labels.add(rec.model)
+        self._by_task = by_task
+
+    async def preflight(self) -> list[str]:
+        if self.path_setting is None:
+            return ["no 'path' set (a run folder, a run id under results/ or a generations.jsonl)"]
+        path = self.path
+        if not path.is_file():
+            return [f"no generations file at {path} (from path {self.path_setting!r})"]
+        try:
+            self._load()
+        except UserError as e:
+            return [str(e)]
+        return []
+
+    def _label(self, wanted: str) -> str:
+        """The recorded label that ``wanted`` (the model id after the provider) stands for."""
+        if wanted in self._labels:
+            return wanted
+        suffix = [label for label in self._labels if label.partition("/")[2] == wanted]
+        if len(suffix) == 1:
+            return suffix[0]
+        return wanted
+
+    def _pick(self, found: dict[str, Recorded] | None, wanted: str, request: GenerationRequest) -> Recorded | None:
+        if not found:
+            return None
+        if wanted in ANY_MODEL:
+            if len(found) > 1:
+                raise ProviderError(
+                    f"replay: task {request.task or '?'} [{request.language}] sample {request.sample} was "
+                    f"answered by several models in {self.path} ({', '.join(sorted(found))}); "
+                    f"name one, e.g. {self.name}/{sorted(found)[0]}", retryable=False)
+            return next(iter(found.values()))
+        return found.get(self._label(wanted))
+
+    async def generate(self, request: GenerationRequest) -> Answer:
+        try:
+            self._load()
+        except UserError as e:
+            raise ProviderError(str(e), retryable=False) from None
+        assert self._by_task is not None
+        wanted = request.model
+        rec = None
+        if request.task:
+            rec = self._pick(self._by_task.get((request.task, request.language, request.sample)), wanted, request)
+        if rec is None and request.prompt:
+            key = (request.prompt, request.language, request.sample)
+            rec = self._pick(self._by_prompt.get(key), wanted, request)
+        if rec is None:
+            who = "any model" if wanted in ANY_MODEL else f"model {wanted!r}"
+            raise ProviderError(
+                f"replay: no recorded answer for task {request.task or '(unnamed)'} [{request.language}] "
+                f"sample {request.sample} by {who} in {self.path}", retryable=False)
+        return rec.answer

@@ -1,0 +1,54 @@
+"""Token counts for services that report none: always marked as estimates.
+
+The estimate uses a tiktoken-compatible BPE (cl100k_base / o200k_base) when one is available
+offline: ``tiktoken`` with its encodings already cached, or ``bpe-openai``, which ships them.
+Failing both, a word-and-punctuation count.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable
+from functools import lru_cache
+
+Encoder = Callable[[str], int]
+
+
+def _o200k(model: str) -> bool:
+    m = model.lower()
+    return any(k in m for k in ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4"))
+
+
+@lru_cache(maxsize=4)
+def _encoder(name: str) -> tuple[Encoder, str] | None:
+    try:
+        import bpe_openai  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+        with warnings.catch_warnings():  # it loads its data with a deprecated importlib call
+            warnings.simplefilter("ignore", DeprecationWarning)
+            enc = bpe_openai.get_encoding(name)
+        return (lambda text: len(enc.encode(text, disallowed_special=()))), f"bpe-openai:{name}"
+    except Exception:
+        pass
+    try:
+        import tiktoken  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+        tenc = tiktoken.get_encoding(name)  # works only when the encoding is cached locally
+        return (lambda text: len(tenc.encode(text, disallowed_special=()))), f"tiktoken:{name}"
+    except Exception:
+        return None
+
+
+def heuristic(text: str) -> int:
+    """Words, numbers and runs of punctuation: within about 25 % of BPE counts on code."""
+    return len(re.findall(r"\w+|[^\w\s]+", text))
+
+
+def estimate(text: str, model: str = "") -> tuple[int, str]:
+    """(token count, estimator name) for ``text`` as ``model`` would count it, roughly."""
+    found = _encoder("o200k_base" if _o200k(model) else "cl100k_base")
+    if found is not None:
+        count, name = found
+        return count(text), name
+    return heuristic(text), "heuristic"

@@ -1,0 +1,30 @@
+"""Price table and token estimates."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchwright.config.settings import Price, ProviderSettings, Settings
+from benchwright.model import prices, tokens
+
+
+def test_default_prices_and_overrides() -> None:
+    assert prices.find_price("gpt-4o", None, None) == Price(input=2.5, output=10.0)
+    assert prices.find_price("openai/gpt-4o-2024-08-06", None, None) == Price(input=2.5, output=10.0)
+    assert prices.find_price("mistralai/devstral-small-2505:free", None, None) == Price(input=0, output=0)
+    assert prices.find_price("my-finetune", None, None) is None
+    settings = Settings(prices={"my-finetune": Price(input=1, output=2)})
+    assert prices.find_price("my-finetune", None, settings) == Price(input=1, output=2)
+    provider = ProviderSettings(type="openai-compatible", prices={"gpt-4o": Price(input=0, output=0)})
+    assert prices.find_price("gpt-4o", provider, settings) == Price(input=0, output=0)
+    assert prices.cost(Price(input=2, output=4), 1_000_000, 500_000) == pytest.approx(4.0)
+    assert prices.cost(None, 10, 10) is None
+
+
+def test_token_estimate_is_a_real_bpe_offline() -> None:
+    count, name = tokens.estimate("def add(a, b):\n    return a + b\n", "gpt-4")
+    assert name.endswith("cl100k_base")
+    assert count == 12
+    count4o, name4o = tokens.estimate("hello world", "gpt-4o-mini")
+    assert name4o.endswith("o200k_base") and count4o == 2
+    assert tokens.heuristic("def f(x): return x") == 7
