@@ -414,3 +414,18 @@ def test_extract_code_falls_back_to_whole_answer(lang):
 def test_extract_code_unclosed_fence(lang):
     answer = "Sure:\n```python\ndef f():\n    return 3\n"
     assert lang.extract_code(answer) == "def f():\n    return 3\n"
+
+
+def test_cpu_and_memory_of_the_sample_are_measured(lang, sandbox):
+    solution = ("import time\n"
+                "def burn():\n"
+                "    t = time.process_time()\n"
+                "    while time.process_time() - t < 0.2:\n"
+                "        pass\n"
+                "    return 1\n")
+    result = run(lang, sandbox, [TestSpec("burn", "assert burn() == 1")], solution=solution)
+    assert result.tests[0].status == "pass"
+    cpu = result.extra["cpu_ms"]
+    rss = result.extra["max_rss_bytes"]
+    assert isinstance(cpu, float) and 150 <= cpu <= 5000
+    assert isinstance(rss, int) and 1e6 < rss < 200e6

@@ -194,6 +194,16 @@ class TestHFProvider:
         answer = asyncio.run(provider.generate(request))
         assert answer.tokens_in == len(tok(text)["input_ids"])
 
+    def test_a_template_without_a_system_role_gets_it_in_the_user_message(self, model_dir: Path) -> None:
+        tok = _tokenizer(model_dir)
+        tok.chat_template = (
+            "{% for m in messages %}{% if m['role'] == 'system' %}"
+            "{{ raise_exception('System role not supported') }}{% endif %}"
+            "<{{ m['role'] }}>{{ m['content'] }}{% endfor %}<assistant>")
+        text, special = HFProvider.prompt_text(tok, _request(model_dir))
+        assert text == "<user>You write Python.\n\nWrite a function add(a, b).<assistant>"
+        assert not special
+
     def test_preflight_names_a_missing_model(self, tmp_path: Path, model_dir: Path) -> None:
         missing = tmp_path / "no-such-model"
         provider = HFProvider("hf", ProviderSettings(type="hf", models=[str(model_dir), str(missing)]))

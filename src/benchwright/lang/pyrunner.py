@@ -169,18 +169,16 @@ class Judge:
     def finish(self) -> "tuple[int | None, float, int]":
         """Close the pipe, reap the sample process: (exit code, CPU ms, peak RSS bytes)."""
         os.close(self.requests)
-        if self.alive:
-            deadline = time.monotonic() + 2
-            while time.monotonic() < deadline:
-                if os.waitpid(self.pid, os.WNOHANG)[0] == self.pid:
-                    break
-                time.sleep(0.001)
-            else:
+        deadline = time.monotonic() + 2
+        while True:
+            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                break
+            if time.monotonic() >= deadline:
                 self.kill("timeout")
-        try:
-            _, status, usage = os.wait4(self.pid, 0)
-        except ChildProcessError:  # reaped by the loop above
-            return None, 0.0, 0
+                pid, status, usage = os.wait4(self.pid, 0)
+                break
+            time.sleep(0.001)
         code = os.waitstatus_to_exitcode(status)
         return code, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss * 1024
 

@@ -16,6 +16,7 @@ when this module is imported. Settings: ``base_url`` (default: Anthropic's), ``a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -75,13 +76,13 @@ class AnthropicProvider(Provider):
     def where(self) -> str:
         return self.settings.base_url or "https://api.anthropic.com"
 
-    async def preflight(self) -> list[str]:
+    async def preflight(self, models: Sequence[str] = ()) -> list[str]:
         """A local endpoint (a proxy on loopback or a private network) needs no key but must be
         listening; any other needs its key's environment variable set."""
         url = self.settings.base_url
         if url and is_local_url(url):
             return await reachability_problems(url)
-        return await super().preflight()
+        return await super().preflight(models)
 
     def _ensure_client(self) -> anthropic.AsyncAnthropic:
         loop = asyncio.get_running_loop()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -80,9 +81,10 @@ class Provider(abc.ABC):
         var = self.settings.api_key_env
         return os.environ.get(var) or None if var else None
 
-    async def preflight(self) -> list[str]:
+    async def preflight(self, models: Sequence[str] = ()) -> list[str]:
         """Problems that stop a run before any work: a missing key (name the variable), an
-        unreachable local endpoint (name the URL). Never includes a key's value."""
+        unreachable local endpoint (name the URL), a model that is not there. ``models`` are
+        the model names the run will ask for. Never includes a key's value."""
         var = self.settings.api_key_env
         if var and not os.environ.get(var):
             return [f"the environment variable {var} is not set (it must hold the API key)"]

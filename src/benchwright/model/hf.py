@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,13 +167,13 @@ class HFProvider(Provider):
             return f"{where} cannot be read: {_first_line(e)}"
         return None
 
-    async def preflight(self, models: Iterable[str] | None = None) -> list[str]:
+    async def preflight(self, models: Sequence[str] = ()) -> list[str]:
         """Problems with the installation, the settings and ``models`` (default: the settings'
         ``models`` extra)."""
-        problems = await super().preflight()
+        problems = await super().preflight(models)
         if self.dtype not in DTYPES:
             problems.append(f"dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
-        wanted = list(dict.fromkeys(self.models if models is None else models))
+        wanted = list(dict.fromkeys(models or self.models))
         try:
             await asyncio.to_thread(_import)
         except MissingDependency as e:
@@ -260,7 +260,15 @@ class HFProvider(Provider):
             return request.prompt, True
         messages = request.messages or [{"role": "user", "content": request.prompt}]
         if getattr(tokenizer, "chat_template", None):
-            text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            try:
+                text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            except Exception:
+                # Some templates (Gemma, older Mistral) refuse a system message: put it at the
+                # top of the first user message instead.
+                merged = _merge_system(messages)
+                if merged == messages:
+                    raise
+                text = tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=True)
             return str(text), False
         return "\n\n".join(m["content"] for m in messages) + "\n", True
 
@@ -268,8 +276,12 @@ class HFProvider(Provider):
         torch, transformers = _import()
         tok, lm = loaded.tokenizer, loaded.model
         params = request.params
-        text, special = self.prompt_text(tok, request)
-        enc = tok(text, return_tensors="pt", add_special_tokens=special)
+        try:
+            text, special = self.prompt_text(tok, request)
+            enc = tok(text, return_tensors="pt", add_special_tokens=special)
+        except Exception as e:
+            raise ProviderError(f"cannot make the prompt for {request.model!r}: {_first_line(e)}",
+                                retryable=False) from e
         input_ids = enc["input_ids"].to(loaded.device)
         attention_mask = enc["attention_mask"].to(loaded.device) if "attention_mask" in enc else None
         n_in = int(input_ids.shape[1])
@@ -322,11 +334,10 @@ class HFProvider(Provider):
         if lm.generation_config is not None and lm.generation_config.eos_token_id is not None:
             gen_eos = lm.generation_config.eos_token_id
             eos_ids |= set(gen_eos if isinstance(gen_eos, list) else [gen_eos])
-        # A finished sequence is padded after its end token; the padding was not generated.
-        if eos_ids and pad is not None:
-            ends = [i for i, t in enumerate(new) if t in eos_ids]
-            if ends:
-                new = new[:ends[0] + 1]
+        # Nothing after the first end token was generated (it would be padding).
+        ends = [i for i, t in enumerate(new) if t in eos_ids]
+        if ends:
+            new = new[:ends[0] + 1]
         answer, stopped = _truncate(tok.decode(new, skip_special_tokens=True), stops)
         ended = bool(new) and new[-1] in eos_ids
         finish = "length" if len(new) >= max_new and not ended and not stopped else "stop"
@@ -334,6 +345,19 @@ class HFProvider(Provider):
 
     async def aclose(self) -> None:
         self._loaded.clear()
+
+
+def _merge_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """``messages`` with the system messages' text moved to the top of the first user message."""
+    system = "\n\n".join(m["content"] for m in messages if m.get("role") == "system")
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    if not system:
+        return messages
+    first = next((m for m in rest if m.get("role") == "user"), None)
+    if first is None:
+        return [{"role": "user", "content": system}, *rest]
+    first["content"] = f"{system}\n\n{first['content']}"
+    return rest
 
 
 def _context_length(config: Any) -> int | None:

@@ -17,7 +17,7 @@ import contextlib
 import email.utils
 import ipaddress
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -59,13 +59,13 @@ class OpenAICompatibleProvider(Provider):
     def where(self) -> str:
         return self.settings.base_url or "https://api.openai.com/v1"
 
-    async def preflight(self) -> list[str]:
+    async def preflight(self, models: Sequence[str] = ()) -> list[str]:
         """A local endpoint (loopback or private network) needs no key but must be listening;
         any other needs its key's environment variable set."""
         url = self.settings.base_url
         if url and is_local_url(url):
             return await reachability_problems(url)
-        return await super().preflight()
+        return await super().preflight(models)
 
     def _ensure_client(self) -> openai.AsyncOpenAI:
         loop = asyncio.get_running_loop()

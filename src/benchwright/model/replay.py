@@ -19,6 +19,7 @@ sample was recorded twice (a resumed run), the last answer wins.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,7 +153,7 @@ class ReplayProvider(Provider):
             self._labels.add(rec.model)
         self._by_task = by_task
 
-    async def preflight(self) -> list[str]:
+    async def preflight(self, models: Sequence[str] = ()) -> list[str]:
         if self.path_setting is None:
             return ["no 'path' set (a run folder, a run id under results/ or a generations.jsonl)"]
         path = self.path

@@ -120,7 +120,8 @@ def make_providers(ws: Workspace, plan: Plan) -> dict[str, Provider]:
                 f"(installed provider types: {', '.join(registry.names('provider'))})") from None
         out[name] = provider
     for name, provider in out.items():
-        problems += [f"provider {name!r}: {p}" for p in asyncio.run(provider.preflight())]
+        models = sorted({u.resolved.model for u in plan.units if u.resolved.provider == name})
+        problems += [f"provider {name!r}: {p}" for p in asyncio.run(provider.preflight(models))]
     if problems:
         raise UserError("\n".join(problems))
     return out
