@@ -104,7 +104,8 @@ class GenerationEngine:
             async with limits.slots:
                 start = time.perf_counter()
                 try:
-                    answer = await asyncio.wait_for(provider.generate(request), conf.timeout_s)
+                    async with asyncio.timeout(conf.timeout_s):
+                        answer = await provider.generate(request)
                 except ProviderError as e:
                     last = self._redact(provider, str(e))
                     if not e.retryable:

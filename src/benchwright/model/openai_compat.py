@@ -13,6 +13,7 @@ The helpers at the bottom (``retry_after_seconds``, ``service_message``, ``is_lo
 from __future__ import annotations
 
 import asyncio
+import json
 import contextlib
 import email.utils
 import ipaddress
@@ -82,14 +83,16 @@ class OpenAICompatibleProvider(Provider):
         kwargs: dict[str, Any] = {k: request.params[k] for k in PARAMS
                                   if request.params.get(k) is not None}
         sdk = self._openai
+        path = "/completions" if request.mode == "complete" else "/chat/completions"
+        body: dict[str, Any] = {"model": request.model, **kwargs}
+        if request.mode == "complete":
+            body["prompt"] = request.prompt
+        else:
+            body["messages"] = request.messages
         try:
-            if request.mode == "complete":
-                response: Any = await client.completions.create(
-                    model=request.model, prompt=request.prompt, **kwargs)
-            else:
-                messages: Any = request.messages
-                response = await client.chat.completions.create(
-                    model=request.model, messages=messages, **kwargs)
+            # the SDK's own low-level call: its client, auth, timeouts and error classes, without
+            # building typed request and response objects (about 0.5 ms of CPU a request)
+            raw: bytes = await client.post(path, body=body, cast_to=bytes)
         except sdk.APIStatusError as exc:
             raise status_error(self.name, self.where, exc.status_code, exc.body, exc.message,
                                exc.response.headers, self.api_key(),
@@ -100,19 +103,23 @@ class OpenAICompatibleProvider(Provider):
                 retryable=True) from None
         except sdk.APIConnectionError as exc:
             raise connection_error(self.name, self.where, exc, self.api_key()) from None
-        except (sdk.APIError, ValueError) as exc:  # invalid JSON, an unexpected shape
+        except (sdk.APIError, ValueError) as exc:
             raise malformed(self.name, self.where, exc, self.api_key()) from None
-        return self._answer(request, response)
-
-    def _answer(self, request: GenerationRequest, response: Any) -> Answer:
         try:
-            choice = response.choices[0]
-            text = choice.text if request.mode == "complete" else choice.message.content
-            finish = choice.finish_reason
-            usage = getattr(response, "usage", None)
-            tokens_in = getattr(usage, "prompt_tokens", None) if usage is not None else None
-            tokens_out = getattr(usage, "completion_tokens", None) if usage is not None else None
-            model = getattr(response, "model", None)
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise malformed(self.name, self.where, exc, self.api_key()) from None
+        return self._answer(request, data)
+
+    def _answer(self, request: GenerationRequest, data: Any) -> Answer:
+        try:
+            choice = data["choices"][0]
+            text = choice["text"] if request.mode == "complete" else choice["message"]["content"]
+            finish = choice.get("finish_reason")
+            usage = data.get("usage") or {}
+            tokens_in = usage.get("prompt_tokens")
+            tokens_out = usage.get("completion_tokens")
+            model = data.get("model")
         except (AttributeError, IndexError, KeyError, TypeError) as exc:
             raise ProviderError(
                 f"{self.name}: malformed answer from {self.where} (no choices: {type(exc).__name__})",

@@ -33,6 +33,9 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
 }
 
 
+_DEFAULTS = {k: Price(input=i, output=o) for k, (i, o) in DEFAULT_PRICES.items()}
+
+
 def _candidates(model: str) -> list[str]:
     """``openai/gpt-4o-2024-08-06`` -> itself, ``gpt-4o-2024-08-06``, ``gpt-4o``..."""
     names = [model]
@@ -53,7 +56,7 @@ def find_price(model: str, provider: ProviderSettings | None, settings: Settings
         tables.append(provider.prices)
     if settings is not None:
         tables.append(settings.prices)
-    tables.append({k: Price(input=i, output=o) for k, (i, o) in DEFAULT_PRICES.items()})
+    tables.append(_DEFAULTS)
     for table in tables:
         for name in _candidates(model):
             if name in table:
