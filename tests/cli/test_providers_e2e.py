@@ -175,3 +175,40 @@ def test_missing_key_and_unreachable_local_server_stop_before_any_work(tmp_path:
     proc = bw("run", "configs/local.yaml", cwd=ws)
     assert proc.returncode == 2 and "http://127.0.0.1:9/v1" in proc.stderr
     assert not (ws / "results").exists()
+
+
+def test_completion_tasks_asked_of_a_chat_model(tmp_path: Path, bw: Runner) -> None:
+    canonical = _canonical()
+    prompts = list(canonical)[:12]
+
+    def chat(body: dict[str, Any]) -> Reply:
+        asked = body["messages"][-1]["content"]
+        prompt = next(p for p in prompts if p.strip() in asked)
+        index = prompts.index(prompt)
+        full = prompt + canonical[prompt]
+        if index % 2:  # only the function, without the prompt's imports
+            full = full[full.index("def "):]
+        return Reply.answer(f"Here you go:\n```python\n{full}```\nDone.")
+
+    with OpenAIServer(answer=chat, expected_key=KEY) as srv:
+        ws = _workspace(tmp_path, bw, srv.base_url)
+        tasks = ws / "tasks" / "humaneval.yaml"
+        from ruamel.yaml import YAML
+
+        yaml = YAML()
+        data = yaml.load(tasks.read_text())
+        data["tasks"] = data["tasks"][:12]
+        with tasks.open("w") as f:
+            yaml.dump(data, f)
+        (ws / "configs" / "chat.yaml").write_text(
+            "version: 1\ntask_sources: [tasks/humaneval.yaml]\ncriteria: [unit-test]\n"
+            "llms:\n  - id: fake/chatty\n    api: chat\n    system_prompt: You write Python.\n")
+        proc = bw("run", "configs/chat.yaml", "--run-id", "chat", cwd=ws, env={"BW_FAKE_KEY": KEY})
+        assert proc.returncode == 0, proc.stderr
+        assert all(r.path == "/v1/chat/completions" for r in srv.requests)
+        first = srv.requests[0].json
+        assert first is not None and first["messages"][0] == {"role": "system", "content": "You write Python."}
+    outcomes = {r["task"]: r["outcome"] for r in read_jsonl(ws / "results" / "chat" / "records.jsonl")}
+    assert len(outcomes) == 12 and set(outcomes.values()) == {"pass"}, outcomes
+    gens = read_jsonl(ws / "results" / "chat" / "generations.jsonl")
+    assert all(g["raw"].startswith("Here you go") and g["mode"] == "instruct" for g in gens)

@@ -45,6 +45,11 @@ class ModelSpec(Strict):
     stop: list[str] | None = None
     seed: int | None = None
     system_prompt: str | None = None
+    api: Literal["auto", "chat", "completion"] = Field(
+        default="auto",
+        description="auto: chat for instruct tasks, the completion API for completion tasks; "
+        "chat: always chat (completion tasks become 'complete this code'); completion: always "
+        "the completion API (instruct prompts are sent as plain text).")
     cutoff: dt.date | None = Field(
         default=None, description="Training cut-off: only tasks released after it are scored."
     )

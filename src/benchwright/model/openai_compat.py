@@ -13,10 +13,10 @@ The helpers at the bottom (``retry_after_seconds``, ``service_message``, ``is_lo
 from __future__ import annotations
 
 import asyncio
-import json
 import contextlib
 import email.utils
 import ipaddress
+import json
 import time
 from collections.abc import Mapping, Sequence
 from types import ModuleType

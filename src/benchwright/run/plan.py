@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from benchwright.config.model import ExecConfig, ModelSpec
 from benchwright.config.settings import Settings
@@ -39,13 +40,27 @@ class SampleUnit:
     def golden(self) -> str | None:
         return self.task.golden_solution.get(self.language)
 
+    @property
+    def api(self) -> Literal["instruct", "complete"]:
+        """How the model is asked: a chat (``instruct``) or a text continuation (``complete``)."""
+        if self.model.api == "chat":
+            return "instruct"
+        if self.model.api == "completion":
+            return "complete"
+        return self.task.mode
+
     def messages(self) -> list[dict[str, str]]:
-        if self.task.mode == "complete":
+        if self.api == "complete":
             return []
         msgs = []
         if self.model.system_prompt:
             msgs.append({"role": "system", "content": self.model.system_prompt})
-        msgs.append({"role": "user", "content": self.rendered.prompt})
+        text = self.rendered.prompt
+        if self.task.mode == "complete":  # a completion task asked of a chat model
+            text = (f"Complete the following {self.language} code. Answer with the complete code, "
+                    f"including the given part, in one fenced code block.\n\n"
+                    f"```{self.language}\n{text.rstrip()}\n```")
+        msgs.append({"role": "user", "content": text})
         return msgs
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import traceback
 
@@ -18,13 +19,27 @@ from benchwright.sandbox.base import Sandbox
 
 
 def extract(unit: SampleUnit, raw: str, lang: Language | None) -> str:
-    """The code to run: the fenced block of a chat answer, or prompt + continuation."""
-    if unit.task.mode == "complete":
-        prompt = unit.rendered.prompt
+    """The code to run, from the raw answer (which is always kept beside it).
+
+    * a continuation (completion API, completion task): prompt + continuation;
+    * a chat answer to a completion task: its code block when that repeats the prompt or
+      defines the entry point (then with the prompt's imports in front), else prompt + block;
+    * otherwise: the fenced block of the task's language (or the whole answer).
+    """
+    prompt = unit.rendered.prompt
+    if unit.api == "complete" and unit.task.mode == "complete":
         return raw if raw.startswith(prompt) else prompt + raw
-    if lang is not None:
-        return lang.extract_code(raw)
-    return raw
+    code = lang.extract_code(raw) if lang is not None else raw
+    if unit.task.mode != "complete":
+        return code
+    if code.lstrip().startswith(prompt.strip()[:200]):
+        return code
+    entry = unit.rendered.entry_point
+    if entry and re.search(rf"^\s*(def|class)\s+{re.escape(entry)}\b", code, flags=re.M):
+        header = [line for line in prompt.splitlines()
+                  if line.startswith(("import ", "from ")) and line not in code]
+        return "\n".join(header) + ("\n\n" if header else "") + code
+    return prompt + code
 
 
 class Worker:
@@ -53,11 +68,11 @@ class Worker:
         gen = Generation(
             run_id=self.run_id, execution_id=unit.execution_id, task_source=unit.task_source,
             task=unit.task.name, language=unit.language, model=unit.model.label,
-            provider=unit.resolved.provider, sample=unit.sample, mode=unit.task.mode,
+            provider=unit.resolved.provider, sample=unit.sample, mode=unit.api,
             messages=messages, prompt=unit.rendered.prompt,
         )
         request = GenerationRequest(
-            model=unit.resolved.model, mode=unit.task.mode, messages=messages,
+            model=unit.resolved.model, mode=unit.api, messages=messages,
             prompt=unit.rendered.prompt, language=unit.language,
             params=unit.model.request_params(), sample=unit.sample, golden=unit.golden,
             task=f"{unit.task_source}/{unit.task.name}",
