@@ -5,12 +5,13 @@
 Messages format (``POST /v1/messages``, ``GET /v1/models``). Each listens on ``127.0.0.1`` on an
 ephemeral port and runs its own asyncio event loop in a background thread, so it serves
 synchronous and asynchronous clients alike (including a client running its own event loop in
-the test's thread). The HTTP/1.1 implementation is small, on asyncio streams and the standard
-library only: keep-alive connections, ``Content-Length`` bodies (no chunked uploads), JSON
-responses, no streaming.
+the test's thread). The HTTP/1.1 implementation (:mod:`benchwright.testing.httpserver`) is small, on
+asyncio streams and the standard library only: keep-alive connections, ``Content-Length``
+bodies (no chunked uploads), JSON responses, no streaming.
 
 What each generation request gets is decided by an *answer function*: it receives the parsed
-JSON body the client sent and returns a :class:`Reply` (or a plain string, the answer's text)::
+JSON body the client sent and returns a :class:`Reply` (or a plain string, the answer's text;
+both in :mod:`benchwright.testing.reply`)::
 
     def answer(body: dict[str, Any]) -> Reply:
         if body["messages"][-1]["content"] == "boom":
@@ -31,18 +32,19 @@ coroutine function). If it raises, the client gets a 500 and :attr:`FakeServer.e
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import http
 import inspect
 import itertools
 import json
 import re
-import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, ClassVar, Literal, Self
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from benchwright.testing.httpserver import _HEAD_LIMIT as _HEAD_LIMIT
+from benchwright.testing.httpserver import HTTPServerBase, _Response
+from benchwright.testing.reply import AnswerFn, RecordedRequest, Reply
+from benchwright.testing.reply import ReplyKind as ReplyKind
+from benchwright.testing.reply import http_reason as http_reason
 
 __all__ = [
     "AnswerFn",
@@ -52,127 +54,6 @@ __all__ = [
     "RecordedRequest",
     "Reply",
 ]
-
-ReplyKind = Literal["answer", "error", "raw", "drop"]
-
-_HEAD_LIMIT = 64 * 1024
-"""Largest request line + headers accepted (bytes)."""
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What the server does with one generation request.
-
-    Build one with the class methods; ``Reply()`` is a normal answer ``"ok"``.
-
-    * ``answer``: a normal 200 answer in the server's wire format.
-    * ``error``: an HTTP error with the service's error body (``{"error": {...}}``).
-    * ``raw``: exactly ``body`` with ``status`` and ``content_type`` (malformed JSON and such).
-    * ``drop``: the connection is closed without any response (after ``delay_s``).
-
-    Every kind waits ``delay_s`` seconds (on top of the server's ``delay_s``) first and may add
-    response ``headers`` (``Retry-After``, ``retry-after-ms``, rate-limit headers...).
-    """
-
-    kind: ReplyKind = "answer"
-    text: str = "ok"
-    """The answer's text (``answer``)."""
-    finish_reason: str | None = None
-    """``finish_reason`` / ``stop_reason``; ``None``: ``"stop"`` (OpenAI) or ``"end_turn"``."""
-    usage: tuple[int, int] | Literal["auto"] | None = "auto"
-    """``(input_tokens, output_tokens)``; ``"auto"``: rough word counts of the request and the
-    text; ``None``: the response carries no ``usage`` at all."""
-    model: str | None = None
-    """The model the response names; ``None``: the model the request asked for."""
-    status: int = 200
-    message: str = ""
-    """The error message (``error``)."""
-    error_type: str | None = None
-    """The error body's ``type``; ``None``: a usual one for ``status``."""
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    """The body sent verbatim (``raw``)."""
-    content_type: str = "application/json"
-    delay_s: float = 0.0
-
-    @classmethod
-    def answer(cls, text: str = "ok", *, finish_reason: str | None = None,
-               usage: tuple[int, int] | Literal["auto"] | None = "auto", model: str | None = None,
-               delay_s: float = 0.0, headers: Mapping[str, str] | None = None) -> Reply:
-        """A normal answer."""
-        return cls("answer", text=text, finish_reason=finish_reason, usage=usage, model=model,
-                   delay_s=delay_s, headers=dict(headers or {}))
-
-    @classmethod
-    def error(cls, status: int, message: str = "", *, headers: Mapping[str, str] | None = None,
-              error_type: str | None = None, delay_s: float = 0.0) -> Reply:
-        """An HTTP error in the wire format's error shape, e.g.
-        ``Reply.error(429, "slow down", headers={"Retry-After": "7"})``."""
-        if status < 400:
-            raise ValueError(f"an error reply needs a status >= 400, not {status}")
-        return cls("error", status=status, message=message or http_reason(status),
-                   error_type=error_type, headers=dict(headers or {}), delay_s=delay_s)
-
-    @classmethod
-    def raw(cls, body: bytes | str, *, status: int = 200, content_type: str = "application/json",
-            headers: Mapping[str, str] | None = None, delay_s: float = 0.0) -> Reply:
-        """Exactly ``body`` (anything: HTML from a proxy, an unexpected JSON shape...)."""
-        data = body.encode() if isinstance(body, str) else body
-        return cls("raw", status=status, body=data, content_type=content_type,
-                   headers=dict(headers or {}), delay_s=delay_s)
-
-    @classmethod
-    def malformed(cls, *, status: int = 200, delay_s: float = 0.0) -> Reply:
-        """A 200 response labelled ``application/json`` whose body is not valid JSON."""
-        return cls.raw(b'{"id": "broken", "choices": [{"index": 0, "mess', status=status,
-                       delay_s=delay_s)
-
-    @classmethod
-    def drop(cls, *, delay_s: float = 0.0) -> Reply:
-        """Close the connection without answering (after reading the whole request)."""
-        return cls("drop", delay_s=delay_s)
-
-
-AnswerFn = Callable[[dict[str, Any]], Reply | str | Awaitable[Reply | str]]
-"""Decides the reply to one generation request from its parsed JSON body (a plain string is
-the text of a normal answer). It may be a coroutine function: it then runs on the server's
-event loop, and may await (an :class:`asyncio.Event`, a sleep...)."""
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One request as the server received it."""
-
-    method: str
-    path: str
-    """The path without the query string, e.g. ``/v1/chat/completions``."""
-    query: str
-    headers: dict[str, str]
-    """Header names in lower case (a repeated header keeps its last value)."""
-    json: Any
-    """The parsed JSON body; ``None`` when there was no body or it was not JSON."""
-    body: bytes
-    time: float
-    """``time.time()`` when the request was complete."""
-
-
-@dataclass
-class _Response:
-    status: int
-    body: bytes
-    headers: dict[str, str]
-    content_type: str = "application/json"
-    close: bool = False
-
-
-def http_reason(status: int) -> str:
-    """The reason phrase of ``status`` (``529`` -> ``Overloaded``)."""
-    if status == 529:
-        return "Overloaded"
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return "Unknown"
 
 
 def _words(text: str) -> int:
@@ -202,8 +83,9 @@ def _json_bytes(data: Any) -> bytes:
     return json.dumps(data, separators=(",", ":")).encode()
 
 
-class FakeServer:
-    """The HTTP machinery shared by the fake services (use a subclass).
+class FakeServer(HTTPServerBase):
+    """What the fake services share on top of the HTTP server: answer functions, the
+    expected key, the models listed (use a subclass).
 
     Start it with ``with`` (or :meth:`start` / :meth:`stop`). ``answer`` and ``delay_s`` may be
     reassigned while the server runs.
@@ -224,239 +106,19 @@ class FakeServer:
             models: what ``GET /v1/models`` lists.
             host, port: where to listen (default: loopback, an ephemeral port).
         """
+        super().__init__(host=host, port=port)
         self.answer: AnswerFn | None = answer
         self.delay_s = delay_s
         self.expected_key = expected_key
         self.models = tuple(models)
-        self._host = host
-        self._want_port = port
-        self._port: int | None = None
-        self._lock = threading.Lock()
-        self._requests: list[RecordedRequest] = []
-        self._errors: list[str] = []
-        self._connections = 0
-        self._in_flight = 0
-        self._peak_in_flight = 0
         self._ids = itertools.count(1)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._ready = threading.Event()
-        self._startup_error: BaseException | None = None
-
-    # -- life cycle --------------------------------------------------------------------------
-
-    def start(self) -> Self:
-        """Start listening (returns when the port is bound)."""
-        if self._thread is not None:
-            raise RuntimeError(f"{type(self).__name__} is already started")
-        self._ready.clear()
-        self._thread = threading.Thread(target=self._run, name=f"{self.name}-server", daemon=True)
-        self._thread.start()
-        self._ready.wait()
-        if self._startup_error is not None:
-            self._thread.join()
-            self._thread = None
-            raise RuntimeError(f"{type(self).__name__} could not start") from self._startup_error
-        return self
-
-    def stop(self) -> None:
-        """Close every connection and the listening socket; stop the thread."""
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        with contextlib.suppress(Exception):
-            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        self._thread = None
-        self._loop = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        try:
-            self._server = loop.run_until_complete(asyncio.start_server(
-                self._handle, self._host, self._want_port, backlog=1024, limit=_HEAD_LIMIT))
-            self._port = int(self._server.sockets[0].getsockname()[1])
-        except BaseException as exc:
-            self._startup_error = exc
-            loop.close()
-            self._ready.set()
-            return
-        self._loop = loop
-        self._ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            with contextlib.suppress(Exception):
-                loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-    async def _shutdown(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
-
-    # -- what tests look at ------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        if self._port is None:
-            raise RuntimeError(f"{type(self).__name__} is not started")
-        return self._port
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT`` (no path)."""
-        return f"http://{self._host}:{self.port}"
 
     @property
     def base_url(self) -> str:
         """What to give the service's SDK as its base URL."""
         return self.url
 
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """Every request received so far, in order (a copy; safe from any thread)."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
-    def count(self) -> int:
-        """How many requests have been received."""
-        with self._lock:
-            return len(self._requests)
-
-    @property
-    def errors(self) -> list[str]:
-        """Exceptions raised by the answer function (they were answered with 500)."""
-        with self._lock:
-            return list(self._errors)
-
-    @property
-    def connections(self) -> int:
-        """How many TCP connections have been accepted (keep-alive reuses them)."""
-        with self._lock:
-            return self._connections
-
-    @property
-    def peak_in_flight(self) -> int:
-        """The most requests being answered at the same moment."""
-        with self._lock:
-            return self._peak_in_flight
-
-    def reset(self) -> None:
-        """Forget recorded requests, errors and counters."""
-        with self._lock:
-            self._requests.clear()
-            self._errors.clear()
-            self._connections = 0
-            self._peak_in_flight = self._in_flight
-
-    # -- HTTP ----------------------------------------------------------------------------------
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
-        with self._lock:
-            self._connections += 1
-        try:
-            while await self._one(reader, writer):
-                pass
-        except (ConnectionError, OSError, asyncio.IncompleteReadError):
-            pass
-        except asyncio.CancelledError:
-            pass  # the server is stopping (ending normally keeps asyncio from logging it)
-        except Exception as exc:  # a bug here must not kill the loop silently
-            with self._lock:
-                self._errors.append(f"server: {type(exc).__name__}: {exc}")
-        finally:
-            if task is not None:
-                self._tasks.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-
-    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
-        """Serve one request; whether the connection stays open."""
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError:
-            return False
-        except asyncio.LimitOverrunError:
-            await self._send(writer, self._plain(431, "request head too large", close=True))
-            return False
-        lines = head.decode("latin-1").split("\r\n")
-        try:
-            method, target, version = lines[0].split(" ", 2)
-        except ValueError:
-            await self._send(writer, self._plain(400, "bad request line", close=True))
-            return False
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            if line:
-                name, _, value = line.partition(":")
-                headers[name.strip().lower()] = value.strip()
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            await self._send(writer, self._plain(501, "chunked uploads are not supported", close=True))
-            return False
-        try:
-            length = int(headers.get("content-length", "0"))
-        except ValueError:
-            await self._send(writer, self._plain(400, "bad Content-Length", close=True))
-            return False
-        body = await reader.readexactly(length) if length > 0 else b""
-        conn = headers.get("connection", "").lower()
-        keep_alive = "close" not in conn if version == "HTTP/1.1" else "keep-alive" in conn
-        path, _, query = target.partition("?")
-        parsed: Any = None
-        if body:
-            try:
-                parsed = json.loads(body)
-            except ValueError:
-                parsed = None
-        rec = RecordedRequest(method.upper(), path, query, headers, parsed, body, time.time())
-        with self._lock:
-            self._requests.append(rec)
-            self._in_flight += 1
-            self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
-        try:
-            response = await self._respond(rec)
-        finally:
-            with self._lock:
-                self._in_flight -= 1
-        if response is None:  # drop the connection
-            transport = writer.transport
-            transport.abort()
-            return False
-        response.close = response.close or not keep_alive
-        await self._send(writer, response)
-        return not response.close
-
-    async def _send(self, writer: asyncio.StreamWriter, response: _Response) -> None:
-        head = [f"HTTP/1.1 {response.status} {http_reason(response.status)}",
-                f"Content-Type: {response.content_type}",
-                f"Content-Length: {len(response.body)}",
-                f"Connection: {'close' if response.close else 'keep-alive'}",
-                f"Server: benchwright-{self.name}"]
-        head.extend(f"{k}: {v}" for k, v in response.headers.items())
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + response.body)
-        await writer.drain()
+    # -- answering ----------------------------------------------------------------------------
 
     def _plain(self, status: int, message: str, *, close: bool = False) -> _Response:
         response = self._error(Reply.error(status, message))
