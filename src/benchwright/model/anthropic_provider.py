@@ -24,6 +24,7 @@ from benchwright.config.settings import ProviderSettings
 from benchwright.errors import MissingDependency
 from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
 from benchwright.model.openai_compat import (
+    aiohttp_client,
     connection_error,
     is_local_url,
     malformed,
@@ -91,7 +92,8 @@ class AnthropicProvider(Provider):
             # anywhere else (its own environment variables, profiles on disk)
             self._client = self._anthropic.AsyncAnthropic(
                 base_url=self.settings.base_url, api_key=self.api_key() or "not-needed",
-                max_retries=0, timeout=self.settings.timeout_s)
+                max_retries=0, timeout=self.settings.timeout_s,
+                http_client=aiohttp_client(self._anthropic))
             self._loop = loop
         return self._client
 
