@@ -5,7 +5,7 @@ Configured in ``benchwright.yaml``::
 
     providers:
       old: {type: replay, path: results/run-1}   # a run folder, a run id or a generations.jsonl
-    # then, in an execution config:  models: [old/gpt-4o]
+    # then, in an execution config:  llms: [old/gpt-4o]
 
 The model after ``old/`` is the *recorded model label* to replay (the ``model`` field of the
 generation records; ``openai/gpt-4o`` is also found as ``gpt-4o`` when that is unambiguous).
