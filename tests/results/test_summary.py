@@ -270,3 +270,21 @@ def test_check_thresholds_directly():
     assert rows["cpu-usage"]["met"] is False
     assert rows["unit-test"]["met"] is False
     assert rows["pass@1"]["met"] is True
+
+
+def test_samples_that_hit_a_time_limit_are_counted() -> None:
+    from benchwright.results.record import Record
+    from benchwright.results.summary import summarize
+
+    def rec(eid: str, status: str | None, test_case: str | None, outcome: str) -> Record:
+        return Record(run_id="r", execution_id=eid, task_source="s", task=eid, language="python",
+                      model="m", sample=0, criterion="unit-test", executor="UnitTest",
+                      score=1.0 if outcome == "pass" else 0.0, status=status, test_case=test_case,
+                      outcome=outcome)  # type: ignore[arg-type]
+
+    records = [
+        rec("a", "timeout", "t1", "error"), rec("a", "timeout", "t2", "error"), rec("a", None, None, "error"),
+        rec("b", "pass", "t1", "pass"), rec("b", None, None, "pass"),
+    ]
+    summary = summarize(records, "r")
+    assert summary["by_model"]["m"]["timed_out"] == 1

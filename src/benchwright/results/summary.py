@@ -48,6 +48,7 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     means: dict[str, dict[str, _Mean]] = defaultdict(lambda: defaultdict(_Mean))
     units: dict[str, str] = {}
     test_ratio: dict[str, _Mean] = defaultdict(_Mean)
+    limited: dict[str, set[str]] = defaultdict(set)  # model -> samples where a test hit a time limit
     slices: dict[str, dict[str, dict[str, dict[str, _Mean]]]] = {
         k: defaultdict(lambda: defaultdict(lambda: defaultdict(_Mean))) for k in ("difficulty", "area", "language")
     }
@@ -60,6 +61,8 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
                 for key in slices:
                     label = getattr(r, key) or "(none)"
                     slices[key][label][r.model]["pass_rate"].add(1.0 if outcome == "pass" else 0.0)
+        if r.status == "timeout":
+            limited[r.model].add(r.execution_id)
         if r.test_case is not None or r.outcome == "infra_error" or r.criterion == "generation":
             continue
         if r.unit:
@@ -92,6 +95,7 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
             "samples": len(outcomes[model]),
             "tasks": len(tasks),
             "outcomes": counts,
+            "timed_out": len(limited[model]),
             "criteria": crit,
             "pass_at_k": pak,
         }
