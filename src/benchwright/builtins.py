@@ -15,7 +15,9 @@ def register(reg: Registry) -> None:
     from benchwright.model.openai_compat import OpenAICompatibleProvider
     from benchwright.model.reference import ReferenceProvider
     from benchwright.model.replay import ReplayProvider
+    from benchwright.sandbox.bwrap import BwrapSandbox
     from benchwright.sandbox.rlimit import RlimitSandbox
+    from benchwright.sandbox.unshare import UnshareSandbox
 
     for criterion in (UnitTest, CpuUsage, RamUsage, TokenCount):
         reg.add("criterion", criterion.name, criterion)
@@ -26,4 +28,6 @@ def register(reg: Registry) -> None:
     reg.add("provider", "openai-compatible", OpenAICompatibleProvider)
     reg.add("provider", "anthropic", AnthropicProvider)
     reg.add("provider", "replay", ReplayProvider)
+    reg.add("sandbox", "bwrap", BwrapSandbox)
+    reg.add("sandbox", "unshare", UnshareSandbox)
     reg.add("sandbox", "rlimit", RlimitSandbox)

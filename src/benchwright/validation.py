@@ -21,6 +21,7 @@ from benchwright.results.record import Generation, Record
 from benchwright.run.executor import LocalExecutor
 from benchwright.run.plan import SampleUnit, build_plan, parameters_offered
 from benchwright.run.worker import Worker
+from benchwright.sandbox.select import best_sandbox
 from benchwright.task.load import LoadedSource, parse_task_source
 from benchwright.task.model import Task
 from benchwright.task.render import RenderFailure, render_judge_prompt, render_task
@@ -243,7 +244,7 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
     plan = build_plan(config, "validate --golden", sources, ws.settings)
     units = [u for u in plan.units if u.golden is not None]
     providers = {"reference": model_resolve.create(units[0].resolved, ws.settings)} if units else {}
-    sandbox = registry.create("sandbox", ws.settings.sandbox or "rlimit")
+    sandbox = best_sandbox(ws.settings.sandbox)
     worker = Worker("golden-check", GenerationEngine(providers, ws.settings), sandbox, config.limits)
     failures: list[GoldenFailure] = []
     finished = 0

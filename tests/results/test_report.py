@@ -155,7 +155,8 @@ def test_no_notes_without_reason(tmp_path: Path) -> None:
     summary = f.summary()
     assert summary is not None
     md = report_text(summary, "markdown")
-    assert "isolation" not in md and "skipped" not in md and "✗" not in md and "infra_error (harness" not in md
+    assert "skipped" not in md and "✗" not in md and "infra_error (harness" not in md
+    assert "isolation: bubblewrap" in md and "no sandbox" not in md  # the backend, no warning
 
 
 def test_unknown_format(folder: RunFolder) -> None:

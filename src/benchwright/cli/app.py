@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from benchwright import __version__
-from benchwright.cli import cache_cmd
+from benchwright.cli import cache_cmd, doctor_cmd
 from benchwright.errors import BenchwrightError, InputError, MissingDependency, UserError
 from benchwright.workspace import Workspace
 
@@ -30,6 +30,7 @@ cache_app = typer.Typer(help="Inspect and clear the generation cache (.benchwrig
 app.add_typer(cache_app, name="cache")
 cache_app.command("stats")(cache_cmd.stats)
 cache_app.command("clear")(cache_cmd.clear)
+app.command("doctor")(doctor_cmd.doctor)
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)

@@ -33,7 +33,10 @@ class PythonLanguage(Language):
     file_extension = ".py"
 
     def __init__(self, interpreter: str | None = None) -> None:
-        self.interpreter = interpreter or sys.executable
+        self.interpreter = interpreter
+        """The interpreter to run inside the sandbox; None: the one the sandbox offers
+        (``Sandbox.python``: the harness's own for rlimit, ``/usr/bin/python3`` where home
+        folders and virtualenvs are invisible)."""
 
     def infer_entry_point(self, code: str) -> str | None:
         try:
@@ -76,7 +79,7 @@ class PythonLanguage(Language):
             processes=limits.processes,
         )
         proc = sandbox.run(
-            [self.interpreter, "-I", "-S", "bw_runner.py"],
+            [self.interpreter or sandbox.python, "-I", "-S", "bw_runner.py"],
             files={"bw_runner.py": _RUNNER},
             limits=run_limits,
             stdin=json.dumps(job).encode(),

@@ -220,6 +220,8 @@ def notes(summary: dict[str, Any]) -> list[str]:
         out.append("isolation: rlimits only (no sandbox)")
     elif isolation == "none":
         out.append("isolation: none (no sandbox)")
+    elif isolation:
+        out.append(f"isolation: {isolation}")
     return out
 
 

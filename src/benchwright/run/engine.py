@@ -93,10 +93,12 @@ def load_sources(paths: Sequence[Path]) -> list[LoadedSource]:
     return sources
 
 
-def make_sandbox(ws: Workspace) -> Sandbox:
-    name = ws.settings.sandbox or "rlimit"
-    sandbox: Sandbox = registry.create("sandbox", name)
-    return sandbox
+def make_sandbox(ws: Workspace, preferred: str | None = None) -> Sandbox:
+    """``preferred`` (a resumed run's own backend), else the settings' ``sandbox:``, else the
+    best backend that works here."""
+    from benchwright.sandbox.select import best_sandbox
+
+    return best_sandbox(preferred or ws.settings.sandbox)
 
 
 def make_providers(ws: Workspace, plan: Plan) -> dict[str, Provider]:
@@ -308,5 +310,7 @@ def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_e
             raise UserError(f"task source {s.path} changed since run {folder.run_id} started; "
                             "resuming would mix two versions (start a new run instead)")
     plan = build_plan(config, str(config_path), sources, ws.settings)
-    prep = Prepared(ws, config_path, config, sources, plan, make_providers(ws, plan), make_sandbox(ws))
+    backend = (info.get("sandbox") or {}).get("backend")  # a resumed run keeps its isolation
+    prep = Prepared(ws, config_path, config, sources, plan, make_providers(ws, plan),
+                    make_sandbox(ws, backend if isinstance(backend, str) else None))
     return execute(prep, folder, progress, retry_errors=retry_errors)

@@ -3,7 +3,29 @@
 from __future__ import annotations
 
 import abc
+import sys
 from dataclasses import dataclass, field
+
+GUARANTEES: dict[str, str] = {
+    "no-network": "no network: a network namespace of its own with only `lo`",
+    "hidden-home": "home folders (/root, /home) are invisible",
+    "hidden-tmp": "the host's /tmp (and /var/tmp) is invisible; /tmp is private",
+    "hidden-workspace": "nothing outside the system and toolchain folders is visible "
+                        "(so the workspace and the results are not)",
+    "read-only-system": "the system and toolchain folders are read-only; nothing outside the "
+                        "work folder and the private /tmp and /dev/shm can be written",
+    "clean-env": "a clean environment: only PATH, LANG, HOME, TMPDIR and what the caller passes",
+    "limits": "limits on wall time, CPU time, memory, file size and captured output",
+    "process-limit": "a limit on processes and threads (RLIMIT_NPROC binds: not root)",
+    "stdin-closed": "stdin is closed unless the caller passes input",
+    "private-workdir": "a fresh private writable work folder, removed afterwards",
+    "group-killed": "the command's process group is killed when it ends or times out",
+    "tree-killed": "the whole process tree dies with the command, setsid daemons included",
+    "unprivileged": "the command never runs as root on the host (a uid of its own per run "
+                    "when the harness is root)",
+}
+"""Everything a backend may promise (``Sandbox.guarantees``); the conformance suite in
+``tests/sandbox/test_conformance.py`` has a hostile program for each."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +69,26 @@ class Sandbox(abc.ABC):
     name: str = "?"
     isolation: str = "none"
     """The isolation level recorded in ``run.yaml`` (e.g. ``rlimits``, ``namespaces``)."""
+    guarantees: frozenset[str] = frozenset()
+    """What this backend promises (names from :data:`GUARANTEES`)."""
+    install_hint: str = ""
+    """How to install what this backend needs, for error messages and ``benchwright doctor``."""
+
+    def unavailable(self) -> str | None:
+        """Why this backend cannot run here (a missing program...), or None when it may.
+
+        Cheap and static; :func:`benchwright.sandbox.select.availability` also runs ``true``
+        through the backend before choosing it."""
+        return None
+
+    @property
+    def python(self) -> str:
+        """The Python interpreter to run inside this sandbox (standard library only).
+
+        Raises:
+            InfraError: this sandbox has no Python to offer.
+        """
+        return sys.executable
 
     @abc.abstractmethod
     def run(

@@ -1,12 +1,15 @@
 """The last-resort sandbox: a child process in its own session with rlimits and a clean env.
 
 It isolates nothing from the file system or the network; ``run.yaml`` records its isolation
-level as ``rlimits`` and the CLI says so loudly. The hardened backends come with bubblewrap.
+level as ``rlimits`` and the CLI says so loudly. The isolating backends (:mod:`.bwrap`,
+:mod:`.unshare`) reuse this module's process machinery -- rlimits, the output pump, the
+timeout kill, rusage -- and only wrap the command (:meth:`RlimitSandbox._prepare`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import resource
 import selectors
@@ -15,6 +18,8 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchwright.errors import InfraError
@@ -29,8 +34,13 @@ BASE_ENV = {
 }
 
 
-def _preexec(limits: SandboxLimits) -> None:
-    os.setsid()
+def apply_limits(limits: SandboxLimits, *, processes: bool) -> None:
+    """Set the rlimits of ``limits`` on this process (the child, before it executes).
+
+    ``processes``: also set RLIMIT_NPROC. It counts every process of the real uid and the
+    kernel ignores it for root, so it is only meaningful when the command runs as a uid of
+    its own (the isolating backends) or the harness is not root.
+    """
     cpu = int(limits.cpu_s if limits.cpu_s is not None else limits.wall_s + 1) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     if limits.memory_mb > 0:
@@ -39,8 +49,29 @@ def _preexec(limits: SandboxLimits) -> None:
     fsize = limits.file_size_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if os.getuid() != 0:  # NPROC counts every process of the uid; meaningless for root
+    if processes:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+
+
+_prctl: Callable[..., int] | None
+try:  # looked up here: the forked child must not load a library
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # pragma: no cover - not glibc/Linux
+    _prctl = None
+_PR_SET_PDEATHSIG = 1
+
+
+def _preexec(limits: SandboxLimits, processes: bool | None = None, uid: int | None = None,
+             die_with_parent: bool = False) -> None:
+    os.setsid()
+    # NPROC counts every process of the uid; meaningless for root
+    apply_limits(limits, processes=os.getuid() != 0 if processes is None else processes)
+    if uid is not None:  # root drops to the run's own uid (and every capability) before exec
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    if die_with_parent and _prctl is not None:  # after the uid change, which would clear it
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _exited(pid: int) -> bool:
@@ -54,6 +85,36 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def write_files(folder: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        target = folder / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+@dataclass
+class Launch:
+    """How the harness starts one sandboxed command (built by :meth:`RlimitSandbox._prepare`)."""
+
+    argv: list[str]
+    """What the harness executes: the command itself, or the command wrapped by a backend."""
+    cwd: Path
+    env: dict[str, str]
+    work: Path
+    """The private work folder on the host (``collect`` reads from it)."""
+    processes: bool
+    """Whether RLIMIT_NPROC is set (see :func:`apply_limits`)."""
+    uid: int | None = None
+    """The uid and gid (without supplementary groups) the harness switches to before it
+    executes ``argv``; None: its own."""
+    die_with_parent: bool = False
+    """SIGKILL ``argv`` when the harness thread that started it dies (PR_SET_PDEATHSIG)."""
+    ready: bytes = b""
+    """What a wrapper writes to stderr once the sandbox is set up, just before the command
+    starts. It is removed from the output; without it the sandbox failed (InfraError). The
+    command cannot forge its absence: it only runs after the wrapper wrote it."""
+
+
 class RlimitSandbox(Sandbox):
     """A subprocess with rlimits, its own session and a clean environment (no isolation)."""
 
@@ -62,6 +123,10 @@ class RlimitSandbox(Sandbox):
 
     def __init__(self, tmp_root: str | None = None) -> None:
         self.tmp_root = tmp_root
+        promised = {"clean-env", "limits", "stdin-closed", "private-workdir", "group-killed"}
+        if os.getuid() != 0:
+            promised.add("process-limit")
+        self.guarantees = frozenset(promised)
 
     def run(
         self,
@@ -73,36 +138,46 @@ class RlimitSandbox(Sandbox):
         collect: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
     ) -> ProcessResult:
-        work = Path(tempfile.mkdtemp(prefix="bw-sbx-", dir=self.tmp_root))
+        root = Path(tempfile.mkdtemp(prefix="bw-sbx-", dir=self.tmp_root))
         try:
-            for rel, data in files.items():
-                target = work / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
-            full_env = {**BASE_ENV, "HOME": str(work), "TMPDIR": str(work), **(env or {})}
-            return self._run(argv, work, full_env, limits, stdin, collect)
+            launch = self._prepare(root, argv, files, limits, env or {})
+            return self._finish(self._run(launch, limits, stdin, collect))
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(root, ignore_errors=True)
+
+    def _prepare(
+        self, root: Path, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
+        env: dict[str, str],
+    ) -> Launch:
+        """Lay out the private folder ``root`` (made for this run, removed after it) and say
+        what to execute. Here: ``files`` straight into ``root``, the command as it is."""
+        write_files(root, files)
+        full_env = {**BASE_ENV, "HOME": str(root), "TMPDIR": str(root), **env}
+        return Launch(argv, root, full_env, root, processes=os.getuid() != 0)
+
+    def _finish(self, result: ProcessResult) -> ProcessResult:
+        """Post-process a result (the isolating backends decode their wrapper's exit status)."""
+        return result
 
     def _run(
         self,
-        argv: list[str],
-        work: Path,
-        env: dict[str, str],
+        launch: Launch,
         limits: SandboxLimits,
         stdin: bytes | None,
         collect: tuple[str, ...],
     ) -> ProcessResult:
+        argv, work = launch.argv, launch.work
         start = time.perf_counter()
         try:
             proc = subprocess.Popen(
                 argv,
-                cwd=work,
-                env=env,
+                cwd=launch.cwd,
+                env=launch.env,
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                preexec_fn=lambda: _preexec(limits),
+                preexec_fn=lambda: _preexec(limits, launch.processes, launch.uid,
+                                            launch.die_with_parent),
                 close_fds=True,
             )
         except OSError as e:
@@ -111,7 +186,8 @@ class RlimitSandbox(Sandbox):
             with contextlib.suppress(BrokenPipeError):
                 proc.stdin.write(stdin)
             proc.stdin.close()
-        out, err, timed_out = self._pump(proc, start + limits.wall_s, limits.output_bytes)
+        out, err, timed_out = self._pump(proc, start + limits.wall_s, limits.output_bytes,
+                                         len(launch.ready))
         _kill_group(proc.pid)  # nothing of the sample outlives it
         waited = self._reap(proc.pid, start + limits.wall_s if not timed_out else None)
         if waited is None:
@@ -120,6 +196,12 @@ class RlimitSandbox(Sandbox):
             waited = self._reap(proc.pid, None)
         assert waited is not None
         status, usage = waited
+        if launch.ready:
+            if not err.startswith(launch.ready):
+                tail = err.decode("utf-8", "replace").strip()[-2000:]
+                raise InfraError(f"sandbox {self.name!r} failed to set up (wait status {status}):"
+                                 f" {tail or 'no message'}")
+            err = err[len(launch.ready):]
         proc.returncode = os.waitstatus_to_exitcode(status)
         wall_ms = (time.perf_counter() - start) * 1000
         code = proc.returncode
@@ -152,14 +234,19 @@ class RlimitSandbox(Sandbox):
             time.sleep(0.0005)
 
     @staticmethod
-    def _pump(proc: subprocess.Popen[bytes], deadline: float, cap: int) -> tuple[bytes, bytes, bool]:
+    def _pump(proc: subprocess.Popen[bytes], deadline: float, cap: int,
+              err_extra: int = 0) -> tuple[bytes, bytes, bool]:
+        """Read stdout and stderr (``cap`` bytes each, ``err_extra`` more of stderr) until both
+        close, the command is gone, or ``deadline``."""
         bufs: dict[int, bytearray] = {}
+        caps: dict[int, int] = {}
         sel = selectors.DefaultSelector()
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 os.set_blocking(stream.fileno(), False)
                 sel.register(stream, selectors.EVENT_READ)
                 bufs[stream.fileno()] = bytearray()
+                caps[stream.fileno()] = cap + (err_extra if stream is proc.stderr else 0)
         timed_out = False
         open_streams = len(bufs)
         while open_streams:
@@ -182,9 +269,9 @@ class RlimitSandbox(Sandbox):
                     sel.unregister(key.fileobj)
                     open_streams -= 1
                     continue
-                buf = bufs[fd]
-                if len(buf) < cap:
-                    buf.extend(chunk[: cap - len(buf)])
+                buf, limit = bufs[fd], caps[fd]
+                if len(buf) < limit:
+                    buf.extend(chunk[: limit - len(buf)])
         sel.close()
         assert proc.stdout is not None and proc.stderr is not None
         out = bytes(bufs.get(proc.stdout.fileno(), b""))

@@ -1,0 +1,279 @@
+"""What the isolating backends (:mod:`.bwrap`, :mod:`.unshare`) share.
+
+Both run the command in new user, mount, PID, network, IPC and UTS namespaces and show it the
+same small world:
+
+* **Visible, read-only** (:func:`system_view`): ``/usr``; ``/bin``, ``/sbin``, ``/lib``,
+  ``/lib64`` (the same symlinks into ``/usr`` as on the host, or read-only binds where the host
+  has real folders); from ``/etc`` only what toolchains need: ``/etc/alternatives`` (``java``
+  and ``javac`` in ``/usr/bin`` point through it), ``/etc/java-*`` (the JDK's ``conf`` and
+  ``jvm.cfg`` point there) and ``/etc/ld.so.cache`` (faster dynamic linking); plus four files
+  written for the sandbox (:data:`ETC_FILES`: ``passwd``, ``group``, ``hosts`` with only
+  ``localhost``, ``nsswitch.conf``). Not ``/etc/ssl`` (there is no network), not
+  ``/etc/localtime`` (sandboxed code runs in UTC on every host), not ``/opt``, ``/srv``,
+  ``/var``, ``/run``, ``/mnt``, ``/media``, ``/root``, ``/home``, the host's ``/tmp`` nor any
+  workspace or results folder: they do not exist inside.
+* **Private**: ``/proc`` of the sandbox's own PID namespace, a minimal ``/dev`` (``null``,
+  ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``shm``), a size-limited tmpfs at
+  ``/tmp`` and the work folder (the run's ``files``) read-write at :data:`INSIDE_WORK`, which
+  is also the working directory and ``HOME``. Everything else is read-only.
+* **Identity**: when the harness is root the command runs as a host uid/gid of its own
+  (:func:`sandbox_uid`, no supplementary groups), dropped in the forked child *before* the
+  wrapper is executed, i.e. before the namespaces are made (what ``setpriv --reuid=U
+  --regid=U --clear-groups`` does, without starting one more program): a uid switched inside
+  a user namespace created by root would still be kuid 0 (RLIMIT_NPROC would not bind, host
+  files owned by root would stay readable). A uid per sample rather than a
+  shared ``nobody`` keeps samples that run at the same time apart: RLIMIT_NPROC counts per
+  uid, so one sample's fork bomb cannot starve another of processes. When the harness is not
+  root the command keeps the harness's uid (unprivileged user namespaces). The work folder is
+  handed to that uid; nothing else it can see belongs to it.
+* **Lifetime**: a small ``/bin/sh`` is PID 1 of the sandbox, runs the command as its child
+  and exits with its status; when PID 1 exits the kernel kills everything left in the PID
+  namespace (setsid daemons, SIGTERM-ignoring children). On a timeout the harness kills the
+  wrapper's process group and the namespace dies with it (``--die-with-parent`` /
+  ``--kill-child``). The wrapper also gets PR_SET_PDEATHSIG: if the harness itself is killed,
+  the sandbox dies with it. The shell also makes resource usage add up: the harness's ``wait4`` sees
+  the CPU time and peak memory of the command and what it waited for.
+* **Exit status**: the command's status comes back through that shell, so a death by signal
+  N arrives as exit status ``128 + N``. It is reported as the signal (``exit_code None``,
+  ``signal N``); a command that really exits with 129-192 is reported as killed.
+* **Start-up check**: the shell writes :data:`READY` to stderr after the sandbox is set up
+  and just before the command starts. A run without it is an ``InfraError`` (the sandbox,
+  not the code, failed); the command cannot remove it, so it cannot pass itself off as one.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from benchwright.errors import InfraError
+from benchwright.sandbox.base import GUARANTEES, ProcessResult, SandboxLimits
+from benchwright.sandbox.rlimit import BASE_ENV, Launch, RlimitSandbox, write_files
+
+INSIDE_WORK = "/work"
+"""Where the private work folder is inside the sandbox (also the working directory, HOME)."""
+INSIDE_TMP = "/tmp"
+SYSTEM_PYTHON = "/usr/bin/python3"
+"""Sandboxed Python code runs with the system interpreter: a venv or pyenv Python lives under a
+home folder, which is invisible inside."""
+PYTHON_HINT = "apt-get install python3"
+READY = b"[bw-sandbox-ready]\n"
+UID_BASE = 1 << 30
+"""Sandbox uids are ``UID_BASE + 64 * (pid mod 2**22) + (n mod 64)``: far above the uids of
+real users, distinct per harness process and per concurrent run (see :func:`sandbox_uid`)."""
+TMP_MIN_MB = 64
+"""The private ``/tmp`` is ``max(TMP_MIN_MB, 4 * file_size_mb)`` MiB (it lives in memory)."""
+INSIDE_UID = 1000
+"""The uid the command sees inside the bwrap sandbox (the unshare sandbox maps it to 0)."""
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+
+ETC_FILES: dict[str, str] = {
+    "passwd": (
+        "root:x:0:0:root:/work:/bin/sh\n"
+        f"sandbox:x:{INSIDE_UID}:{INSIDE_UID}:sandbox:/work:/bin/sh\n"
+        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+    ),
+    "group": f"root:x:0:\nsandbox:x:{INSIDE_UID}:\nnogroup:x:65534:\n",
+    "hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+    "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+}
+INIT = (
+    f"printf '{READY.decode().strip()}\\n' >&2\n"
+    "exec 3>&2 2>/dev/null\n"
+    "(exec 2>&3 3>&-; exec \"$@\")\n"
+    "exit $?\n"
+)
+"""PID 1 of the sandbox: report that the sandbox is up, run the command as a child (not
+``exec``: the command must not be PID 1, which ignores signals it has no handler for), and
+exit with its status. The shell's own stderr goes to /dev/null (no "Killed" or "Terminated"
+lines of its own in the command's stderr); the command gets the real one back in its subshell."""
+
+_counter = itertools.count()
+
+
+def sandbox_uid() -> int:
+    """A host uid for one run: unique among this process's concurrent runs and across harness
+    processes (their pids differ)."""
+    return UID_BASE + (os.getpid() % (1 << 22)) * 64 + next(_counter) % 64
+
+
+@dataclass(frozen=True)
+class SystemView:
+    """The host paths shown read-only inside, at the same place."""
+
+    binds: tuple[str, ...]
+    """Folders and files bound read-only."""
+    symlinks: tuple[tuple[str, str], ...]
+    """``(target, path)``: ``/bin -> usr/bin`` and the like, copied from the host."""
+    roots: tuple[str, ...]
+    """The folders whose contents are visible (programs must resolve into one of them)."""
+
+
+@lru_cache(maxsize=1)
+def system_view() -> SystemView:
+    binds = ["/usr"]
+    links: list[tuple[str, str]] = []
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = "/" + name
+        if os.path.islink(path):
+            target = os.readlink(path)
+            if os.path.realpath(path).startswith("/usr/"):
+                links.append((target, path))
+        elif os.path.isdir(path):
+            binds.append(path)
+    roots = tuple(binds)
+    for extra in ("/etc/alternatives", *sorted(glob.glob("/etc/java-*")), "/etc/ld.so.cache"):
+        if os.path.exists(extra):
+            binds.append(extra)
+    return SystemView(tuple(binds), tuple(links), roots)
+
+
+def _visible(path: str, view: SystemView) -> bool:
+    real = os.path.realpath(path)
+    return any(real == root or real.startswith(root + "/") for root in view.roots)
+
+
+def tmp_size_bytes(limits: SandboxLimits) -> int:
+    return max(TMP_MIN_MB, 4 * limits.file_size_mb) * 1024 * 1024
+
+
+def decode_status(result: ProcessResult) -> ProcessResult:
+    """Exit status ``128 + N`` from the sandbox's shell -> killed by signal N."""
+    code = result.exit_code
+    if code is not None and 128 < code <= 128 + 64:
+        return ProcessResult(
+            exit_code=None, signal=code - 128, stdout=result.stdout, stderr=result.stderr,
+            timed_out=result.timed_out, wall_ms=result.wall_ms, cpu_ms=result.cpu_ms,
+            max_rss_bytes=result.max_rss_bytes, files=result.files,
+        )
+    return result
+
+
+class IsolatedSandbox(RlimitSandbox):
+    """The shared part of the namespace backends: layout, uid, program check, status."""
+
+    isolation = "namespaces"
+    promised: frozenset[str] = frozenset(GUARANTEES)
+    tools: tuple[str, ...] = ()
+    """Host programs the backend needs."""
+    install_hint = ""
+
+    def __init__(self, tmp_root: str | None = None) -> None:
+        if tmp_root is None and os.getuid() == 0 and not _reachable(Path(tempfile.gettempdir())):
+            tmp_root = "/tmp"  # TMPDIR is private (0700): the sandbox's uid could not mount from it
+        super().__init__(tmp_root)
+        self.guarantees = self.promised
+
+    @property
+    def python(self) -> str:
+        if not os.access(SYSTEM_PYTHON, os.X_OK):
+            raise InfraError(
+                f"the {self.name} sandbox runs Python code with the system interpreter "
+                f"{SYSTEM_PYTHON}, which this machine does not have: `{PYTHON_HINT}`"
+            )
+        return SYSTEM_PYTHON
+
+    def unavailable(self) -> str | None:
+        needed = self.tools
+        path = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
+        missing = [t for t in needed if shutil.which(t, path=path) is None]
+        if missing:
+            return f"{', '.join(missing)} not found on PATH (`{self.install_hint}`)"
+        return None
+
+    # ---- one run
+
+    def _prepare(
+        self, root: Path, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
+        env: dict[str, str],
+    ) -> Launch:
+        if not argv:
+            raise InfraError("nothing to run")
+        full_env = {**BASE_ENV, "HOME": INSIDE_WORK, "TMPDIR": INSIDE_TMP, **env}
+        view = system_view()
+        self._check_program(argv[0], files, full_env.get("PATH", ""), view)
+        uid = sandbox_uid() if os.getuid() == 0 else None
+        if uid is not None:
+            _check_reachable(root.parent)
+        os.chmod(root, 0o711)  # the sandbox uid must reach work/ (and etc/) to bind them
+        work = root / "work"
+        work.mkdir()
+        write_files(work, files)
+        etc = root / "etc"
+        etc.mkdir()
+        for name, text in ETC_FILES.items():
+            (etc / name).write_text(text)
+        if uid is not None:
+            _chown_tree(work, uid)
+        wrapped = self._wrap(argv, root, work, view, limits, full_env)
+        return Launch(wrapped, root, full_env, work, processes=True, uid=uid, ready=READY,
+                      die_with_parent=True)
+
+    def _wrap(
+        self, argv: list[str], root: Path, work: Path, view: SystemView, limits: SandboxLimits,
+        env: dict[str, str],
+    ) -> list[str]:
+        raise NotImplementedError
+
+    def _finish(self, result: ProcessResult) -> ProcessResult:
+        return decode_status(result)
+
+    def _check_program(self, program: str, files: dict[str, bytes], path: str,
+                       view: SystemView) -> None:
+        """Fail early (InfraError, like a missing program for the rlimit backend) when the
+        program cannot exist inside: the sandbox itself would only say 'not found' (127)."""
+        if program.startswith(INSIDE_WORK + "/") or ("/" in program and not program.startswith("/")):
+            rel = os.path.normpath(program[len(INSIDE_WORK) + 1:] if program.startswith("/")
+                                   else program)
+            if rel in files:
+                return
+            raise InfraError(
+                f"could not start {program!r}: not among the files of the sandbox's private work "
+                f"folder (mounted at {INSIDE_WORK}; the host's {INSIDE_WORK} is invisible inside)"
+            )
+        if program.startswith("/"):
+            if _visible(program, view) and os.access(program, os.X_OK):
+                return
+            raise InfraError(
+                f"could not start {program!r}: it is not inside the {self.name} sandbox, which "
+                f"shows only {', '.join(view.roots)} (a program under a home folder or a "
+                "virtualenv is invisible there)"
+            )
+        for folder in path.split(":"):
+            candidate = os.path.join(folder, program)
+            if folder and _visible(candidate, view) and os.access(candidate, os.X_OK):
+                return
+        raise InfraError(f"could not start {program!r}: not found on the sandbox's PATH {path!r}")
+
+
+def _reachable(folder: Path) -> bool:
+    """Whether any user can pass through ``folder`` and every folder above it."""
+    try:
+        return all(os.stat(part).st_mode & 0o001 for part in (folder, *folder.parents))
+    except OSError:
+        return False
+
+
+@lru_cache(maxsize=8)
+def _check_reachable(folder: Path) -> None:
+    """The sandbox uid must reach the run's folder inside ``folder`` to mount it."""
+    if not _reachable(folder):
+        raise InfraError(
+            f"the sandbox's temporary folder {str(folder)!r} is not reachable by other users "
+            "(a folder on its path has no x bit for them), so the sandbox's uid cannot mount "
+            "its work folder: use a folder like /tmp"
+        )
+
+
+def _chown_tree(folder: Path, uid: int) -> None:
+    os.chown(folder, uid, uid)
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in (*dirnames, *filenames):
+            os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)

@@ -1,0 +1,127 @@
+"""The ``unshare`` sandbox: util-linux tools only, for hosts without bubblewrap.
+
+It builds the same world as bwrap (see :mod:`.isolated`) by hand. The harness lays out a
+skeleton root in the run's private folder (mount points, ``/bin -> usr/bin`` symlinks, the
+sandbox's ``/etc`` files, empty files to bind devices onto) and an fstab; one run executes,
+in a child of the harness with the rlimits set, in a session of its own and -- when the harness
+is root -- as the run's own uid U (see :mod:`.isolated`), lines broken for reading::
+
+    unshare --user --map-root-user --mount --propagation private --pid --fork --kill-child
+            --net --ipc --uts --
+    /bin/sh -c SETUP bw-setup RUN/fstab RUN/root COMMAND...
+
+SETUP, inside the new namespaces (as uid 0 of the new user namespace, i.e. host uid U)::
+
+    mount --fstab RUN/fstab -a          # the skeleton bound onto itself read-only, /usr, the
+                                        # /etc pieces and devices read-only binds, a fresh
+                                        # /proc, tmpfs /dev/shm and /tmp, RUN/work at /work
+    ip link set lo up                   # where iproute2 is installed (else lo stays down)
+    cd RUN/root && pivot_root . . && umount -l . && cd /work    # the host's root is gone
+    printf READY >&2
+    (exec setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- COMMAND...)
+    exit $?
+
+``pivot_root`` followed by a lazy unmount of the old root leaves nothing of the host reachable
+(a ``chroot`` could be escaped by a process with capabilities in the namespace). ``setpriv``
+then drops every capability before the command runs, so inside it is uid 0 without any
+privilege, and host uid U outside. The shell stays PID 1 (as with bwrap): when the command
+ends, the kernel kills whatever is left in the PID namespace; ``--kill-child`` kills the
+namespace when the harness kills ``unshare`` on a timeout.
+
+What it cannot do that bwrap does: forbid nested user namespaces (``--disable-userns``), set a
+hostname. It promises the same guarantees; the conformance suite checks each of them.
+Measured here: about +11 ms a run over rlimits (bwrap: +5 ms): five more programs start
+(``mount``, ``ip``, ``pivot_root``, ``umount``, ``setpriv``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from benchwright.sandbox.base import SandboxLimits
+from benchwright.sandbox.isolated import (
+    DEVICES,
+    ETC_FILES,
+    INSIDE_TMP,
+    INSIDE_WORK,
+    READY,
+    IsolatedSandbox,
+    SystemView,
+    tmp_size_bytes,
+)
+
+SETUP = (
+    'path=$PATH; PATH=/usr/sbin:/usr/bin:/sbin:/bin\n'
+    'mount --fstab "$1" -a || exit 1\n'
+    "! command -v ip >/dev/null || ip link set lo up || exit 1\n"
+    'cd "$2" && pivot_root . . && umount -l . && cd /work || exit 1\n'
+    "shift 2; PATH=$path; unset OLDPWD\n"
+    f"printf '{READY.decode().strip()}\\n' >&2\n"
+    "exec 3>&2 2>/dev/null\n"
+    '(exec 2>&3 3>&-; exec /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- "$@")\n'
+    "exit $?\n"
+)
+
+
+def _fstab_path(path: str | Path) -> str:
+    """A path as an fstab field (spaces and the like octal-escaped)."""
+    text = str(path)
+    for ch in ("\\", " ", "\t", "\n"):
+        text = text.replace(ch, f"\\{ord(ch):03o}")
+    return text
+
+
+class UnshareSandbox(IsolatedSandbox):
+    """util-linux ``unshare`` + ``mount`` + ``pivot_root``: the same view as bwrap."""
+
+    name = "unshare"
+    isolation = "namespaces"
+    tools = ("unshare", "mount", "umount", "pivot_root", "setpriv")
+    install_hint = "apt-get install util-linux mount"
+
+    def _wrap(
+        self, argv: list[str], root: Path, work: Path, view: SystemView, limits: SandboxLimits,
+        env: dict[str, str],
+    ) -> list[str]:
+        new = root / "root"
+        entries: list[tuple[str, str, str, str]] = [(str(new), str(new), "none", "bind,ro")]
+        for d in ("proc", "dev", "dev/shm", "tmp", "work", "etc"):
+            (new / d).mkdir(parents=True, exist_ok=True)
+        for path in view.binds:
+            target = new / path.lstrip("/")
+            if os.path.isdir(path):
+                target.mkdir(parents=True, exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.touch()
+            entries.append((path, str(target), "none", "rbind,ro"))
+        for target_link, path in view.symlinks:
+            os.symlink(target_link, new / path.lstrip("/"))
+        for name, text in ETC_FILES.items():
+            (new / "etc" / name).write_text(text)
+        for dev in DEVICES:
+            (new / "dev" / dev).touch()
+            entries.append((f"/dev/{dev}", str(new / "dev" / dev), "none", "bind"))
+        for i, name in enumerate(("stdin", "stdout", "stderr")):
+            os.symlink(f"/proc/self/fd/{i}", new / "dev" / name)
+        os.symlink("/proc/self/fd", new / "dev" / "fd")
+        os.symlink("/proc/kcore", new / "dev" / "core")
+        size = tmp_size_bytes(limits)
+        entries += [
+            ("tmpfs", str(new / "dev/shm"), "tmpfs", f"nosuid,nodev,mode=1777,size={size}"),
+            ("proc", str(new / "proc"), "proc", "nosuid,nodev,noexec"),
+            ("tmpfs", str(new / INSIDE_TMP.lstrip("/")), "tmpfs",
+             f"nosuid,nodev,mode=1777,size={size}"),
+            (str(work), str(new / INSIDE_WORK.lstrip("/")), "none", "bind,nosuid,nodev"),
+        ]
+        fstab = root / "fstab"
+        fstab.write_text("".join(
+            f"{_fstab_path(src)} {_fstab_path(dst)} {kind} {opts} 0 0\n"
+            for src, dst, kind, opts in entries
+        ))
+        return [
+            "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private",
+            "--pid", "--fork", "--kill-child", "--net", "--ipc", "--uts", "--",
+            "/bin/sh", "-c", SETUP, "bw-setup", str(fstab), str(new), *argv,
+        ]
