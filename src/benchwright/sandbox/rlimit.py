@@ -62,7 +62,7 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _preexec(limits: SandboxLimits, processes: bool | None = None, uid: int | None = None,
-             die_with_parent: bool = False) -> None:
+             die_with_parent: bool = False, parent: int | None = None) -> None:
     os.setsid()
     # NPROC counts every process of the uid; meaningless for root
     apply_limits(limits, processes=os.getuid() != 0 if processes is None else processes)
@@ -72,6 +72,8 @@ def _preexec(limits: SandboxLimits, processes: bool | None = None, uid: int | No
         os.setresuid(uid, uid, uid)
     if die_with_parent and _prctl is not None:  # after the uid change, which would clear it
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if parent is not None and os.getppid() != parent:
+            os._exit(127)  # the harness died before the signal was armed: never run orphaned
 
 
 def _exited(pid: int) -> bool:
@@ -168,6 +170,7 @@ class RlimitSandbox(Sandbox):
     ) -> ProcessResult:
         argv, work = launch.argv, launch.work
         start = time.perf_counter()
+        parent = os.getpid()
         try:
             proc = subprocess.Popen(
                 argv,
@@ -177,7 +180,7 @@ class RlimitSandbox(Sandbox):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 preexec_fn=lambda: _preexec(limits, launch.processes, launch.uid,
-                                            launch.die_with_parent),
+                                            launch.die_with_parent, parent),
                 close_fds=True,
             )
         except OSError as e:
