@@ -15,20 +15,17 @@ when this module is imported. Settings: ``base_url`` (default: Anthropic's), ``a
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from benchwright.config.settings import ProviderSettings
 from benchwright.errors import MissingDependency
-from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
+from benchwright.model.base import Answer, GenerationRequest, ProviderError
 from benchwright.model.openai_compat import (
+    SDKProvider,
     aiohttp_client,
     connection_error,
-    is_local_url,
     malformed,
-    reachability_problems,
     status_error,
 )
 
@@ -64,38 +61,21 @@ def continuation(prompt: str, prefill: str, text: str) -> str:
     return text.lstrip(" \t") if prompt[len(prefill):].endswith((" ", "\t")) else text
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
     """Anthropic's Messages API (Claude models)."""
 
+    default_url = "https://api.anthropic.com"
+
     def __init__(self, name: str, settings: ProviderSettings) -> None:
-        super().__init__(name, settings)
         self._anthropic = _import_anthropic()
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        super().__init__(name, settings)
 
-    @property
-    def where(self) -> str:
-        return self.settings.base_url or "https://api.anthropic.com"
-
-    async def preflight(self, models: Sequence[str] = ()) -> list[str]:
-        """A local endpoint (a proxy on loopback or a private network) needs no key but must be
-        listening; any other needs its key's environment variable set."""
-        url = self.settings.base_url
-        if url and is_local_url(url):
-            return await reachability_problems(url)
-        return await super().preflight(models)
-
-    def _ensure_client(self) -> anthropic.AsyncAnthropic:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            # an explicit key (even a dummy one) keeps the SDK from looking for credentials
-            # anywhere else (its own environment variables, profiles on disk)
-            self._client = self._anthropic.AsyncAnthropic(
-                base_url=self.settings.base_url, api_key=self.api_key() or "not-needed",
-                max_retries=0, timeout=self.settings.timeout_s,
-                http_client=aiohttp_client(self._anthropic))
-            self._loop = loop
-        return self._client
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        client: anthropic.AsyncAnthropic = self._anthropic.AsyncAnthropic(
+            base_url=self.settings.base_url, api_key=self.api_key() or "not-needed",
+            max_retries=0, timeout=self.settings.timeout_s,
+            http_client=aiohttp_client(self._anthropic))
+        return client
 
     def _body(self, request: GenerationRequest) -> tuple[dict[str, Any], str | None]:
         """The create() arguments, and the prefill in complete mode."""
@@ -167,7 +147,3 @@ class AnthropicProvider(Provider):
             model=model if isinstance(model, str) and model else None,
         )
 
-    async def aclose(self) -> None:
-        client, self._client, self._loop = self._client, None, None
-        if client is not None:
-            await client.close()

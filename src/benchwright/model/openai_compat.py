@@ -20,7 +20,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from benchwright.config.settings import ProviderSettings
@@ -47,18 +47,23 @@ def _import_openai() -> ModuleType:
     return openai
 
 
-class OpenAICompatibleProvider(Provider):
-    """Any OpenAI-compatible endpoint (OpenAI, OpenRouter, Mistral, vLLM, Ollama, llama.cpp, LM Studio)."""
+C = TypeVar("C")
+
+
+class SDKProvider(Provider, Generic[C]):
+    """What the SDK-backed providers share: one client per event loop (its connections belong
+    to the loop that made them), the local-endpoint preflight, and closing the client."""
+
+    default_url = ""
 
     def __init__(self, name: str, settings: ProviderSettings) -> None:
         super().__init__(name, settings)
-        self._openai = _import_openai()
-        self._client: openai.AsyncOpenAI | None = None
+        self._client: C | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def where(self) -> str:
-        return self.settings.base_url or "https://api.openai.com/v1"
+        return self.settings.base_url or self.default_url
 
     async def preflight(self, models: Sequence[str] = ()) -> list[str]:
         """A local endpoint (loopback or private network) needs no key but must be listening;
@@ -68,16 +73,38 @@ class OpenAICompatibleProvider(Provider):
             return await reachability_problems(url)
         return await super().preflight(models)
 
-    def _ensure_client(self) -> openai.AsyncOpenAI:
+    def _new_client(self) -> C:
+        """A client for the running event loop. An explicit key (even a dummy one) keeps the SDK
+        from looking for credentials anywhere else."""
+        raise NotImplementedError
+
+    def _ensure_client(self) -> C:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            # a client's connections belong to the event loop that made them
-            self._client = self._openai.AsyncOpenAI(
-                base_url=self.settings.base_url, api_key=self.api_key() or "not-needed",
-                max_retries=0, timeout=self.settings.timeout_s,
-                http_client=aiohttp_client(self._openai))
+            self._client = self._new_client()
             self._loop = loop
         return self._client
+
+    async def aclose(self) -> None:
+        client, self._client, self._loop = self._client, None, None
+        if client is not None:
+            await client.close()  # type: ignore[attr-defined]
+
+
+class OpenAICompatibleProvider(SDKProvider["openai.AsyncOpenAI"]):
+    """Any OpenAI-compatible endpoint (OpenAI, OpenRouter, Mistral, vLLM, Ollama, llama.cpp, LM Studio)."""
+
+    default_url = "https://api.openai.com/v1"
+
+    def __init__(self, name: str, settings: ProviderSettings) -> None:
+        self._openai = _import_openai()
+        super().__init__(name, settings)
+
+    def _new_client(self) -> openai.AsyncOpenAI:
+        client: openai.AsyncOpenAI = self._openai.AsyncOpenAI(
+            base_url=self.settings.base_url, api_key=self.api_key() or "not-needed",
+            max_retries=0, timeout=self.settings.timeout_s, http_client=aiohttp_client(self._openai))
+        return client
 
     async def generate(self, request: GenerationRequest) -> Answer:
         client = self._ensure_client()
@@ -135,12 +162,6 @@ class OpenAICompatibleProvider(Provider):
             finish_reason=finish if isinstance(finish, str) else None,
             model=model if isinstance(model, str) and model else None,
         )
-
-    async def aclose(self) -> None:
-        client, self._client, self._loop = self._client, None, None
-        if client is not None:
-            await client.close()
-
 
 # -- shared by the HTTP API providers --------------------------------------------------------
 

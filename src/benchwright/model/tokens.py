@@ -23,11 +23,12 @@ def _o200k(model: str) -> bool:
 @lru_cache(maxsize=4)
 def _encoder(name: str) -> tuple[Encoder, str] | None:
     try:
-        import bpe_openai  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
         with warnings.catch_warnings():  # it loads its data with a deprecated importlib call
             warnings.simplefilter("ignore", DeprecationWarning)
+            import bpe_openai  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
             enc = bpe_openai.get_encoding(name)
+            enc.encode("warm up", disallowed_special=())  # loads its data now, warnings muted
         return (lambda text: len(enc.encode(text, disallowed_special=()))), f"bpe-openai:{name}"
     except Exception:
         pass
