@@ -14,7 +14,7 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal
 
 from benchwright.config.settings import Settings
@@ -78,19 +78,14 @@ class GenerationEngine:
             start = time.perf_counter()
             hit = self.cache.get(key) if self.cache else None
             if hit is not None:
-                answer = Answer(hit.text, hit.tokens_in, hit.tokens_out, hit.tokens_estimated,
-                                hit.finish_reason, hit.cost_usd, hit.model)
+                answer = Answer(**{f.name: getattr(hit, f.name) for f in fields(Answer)})
                 return Outcome(answer, None, 0, hit.latency_ms, cached=True,
                                replay_ms=(time.perf_counter() - start) * 1000)
         outcome = await self._attempts(name, request)
         if outcome.answer is not None and key is not None and self.cache is not None:
             a = outcome.answer
-            self.cache.put(key, name, request.model, CachedAnswer(
-                text=a.text, tokens_in=a.tokens_in, tokens_out=a.tokens_out,
-                tokens_estimated=a.tokens_estimated, finish_reason=a.finish_reason,
-                cost_usd=a.cost_usd, model=a.model, latency_ms=outcome.latency_ms or 0.0,
-                created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            ))
+            self.cache.put(key, name, request.model,
+                           CachedAnswer(**asdict(a), latency_ms=outcome.latency_ms or 0.0))
         return outcome
 
     async def _attempts(self, name: str, request: GenerationRequest) -> Outcome:

@@ -177,7 +177,9 @@ class FakeServer(HTTPServerBase):
 
     def _route(self, path: str) -> str | None:
         """The method allowed on ``path``; ``None`` for an unknown path."""
-        raise NotImplementedError
+        if path in self.generation_paths:
+            return "POST"
+        return "GET" if path == "/v1/models" else None
 
     def _authorized(self, rec: RecordedRequest) -> bool:
         raise NotImplementedError
@@ -217,11 +219,6 @@ class OpenAIServer(FakeServer):
     @property
     def base_url(self) -> str:
         return f"{self.url}/v1"
-
-    def _route(self, path: str) -> str | None:
-        if path in self.generation_paths:
-            return "POST"
-        return "GET" if path == "/v1/models" else None
 
     def _authorized(self, rec: RecordedRequest) -> bool:
         if self.expected_key is None:
@@ -290,11 +287,6 @@ class AnthropicServer(FakeServer):
 
     name = "anthropic"
     generation_paths = frozenset({"/v1/messages"})
-
-    def _route(self, path: str) -> str | None:
-        if path in self.generation_paths:
-            return "POST"
-        return "GET" if path == "/v1/models" else None
 
     def _authorized(self, rec: RecordedRequest) -> bool:
         if self.expected_key is None:
