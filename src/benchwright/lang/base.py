@@ -21,6 +21,8 @@ class TestSpec:
     name: str
     code: str
     hidden: bool = False
+    timeout_s: float | None = None
+    """This test case's own time limit; None: the ``test_timeout_s`` of the call."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class Language(abc.ABC):
     fence_names: tuple[str, ...] = ()
     """Names that mark a fenced code block of this language (```python)."""
     file_extension: str = ".txt"
+    install_hint: str = ""
+    """How to install this language's toolchain (Debian packages), for errors and ``doctor``."""
 
     @abc.abstractmethod
     def infer_entry_point(self, code: str) -> str | None:
@@ -94,6 +98,14 @@ class Language(abc.ABC):
     def toolchain(self) -> dict[str, str]:
         """Versions of the tools this language uses, for ``run.yaml``."""
         return {}
+
+    def missing(self) -> str | None:
+        """What of this language's toolchain this machine lacks, with how to install it;
+        None when everything is there. Cheap (looks for programs, runs nothing)."""
+        return None
+
+    def close(self) -> None:
+        """Stop whatever this language keeps running between samples (batch servers)."""
 
     def extract_code(self, answer: str) -> str:
         """The code in a chat answer: the longest fenced block of this language, else any

@@ -7,15 +7,14 @@ import json
 import re
 import sys
 from importlib import resources
-from typing import Any
 
 from benchwright.errors import InfraError
-from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec, TestStatus
+from benchwright.lang.base import ExecutionResult, Language, TestSpec
+from benchwright.lang.protocol import collect, parse_lines
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 
 _RUNNER = resources.files("benchwright.lang").joinpath("pyrunner.py").read_bytes()
 SETUP_ALLOWANCE_S = 5.0
-PREFIX = "BWR "
 
 
 def _setup(solution: str, prelude: str | None) -> str:
@@ -84,64 +83,13 @@ class PythonLanguage(Language):
             limits=run_limits,
             stdin=json.dumps(job).encode(),
         )
-        records: list[dict[str, Any]] = []
-        for raw in proc.stdout.decode("utf-8", "replace").splitlines():
-            if not raw.startswith(PREFIX):
-                continue
-            try:
-                records.append(json.loads(raw[len(PREFIX):]))
-            except json.JSONDecodeError:
-                break  # cut by a kill; what follows is unknown
-        if not records:
+        records = parse_lines(proc.stdout)
+        if not records and not proc.timed_out:
             stderr = proc.stderr.decode("utf-8", "replace")
-            if proc.timed_out:
-                return self._all(tests, setup, "timeout", "the process timed out before any test ran",
-                                 proc, build_error="timeout while loading the solution")
             if "Traceback" in stderr and "bw_runner.py" in stderr:
                 raise InfraError(f"the Python runner failed: {stderr[-2000:]}")
-            why = f"the process ended before reporting (exit {proc.exit_code}, signal {proc.signal})"
-            return self._all(tests, setup, "error", why, proc, build_error=why)
-        head = records[0]
-        if head.get("build") != "ok":
-            build_status: TestStatus = "timeout" if head.get("build") == "timeout" else "error"
-            msg = str(head.get("message"))
-            return self._all(tests, setup, build_status, msg, proc, build_error=msg, line=head.get("line"),
-                             output=head.get("output") or "")
-        load_output = head.get("output") or ""
-        by_index = {r["i"]: r for r in records[1:] if "i" in r}
-        outcomes: list[TestOutcome] = []
-        for i, t in enumerate(tests):
-            code = setup + (t.code if t.code.endswith("\n") else t.code + "\n")
-            r = by_index.get(i)
-            if r is None:
-                missing: TestStatus = "timeout" if proc.timed_out else "error"
-                msg = ("the process timed out" if proc.timed_out else
-                       f"the process ended before this test reported (exit {proc.exit_code}, "
-                       f"signal {proc.signal})")
-                outcomes.append(TestOutcome(t.name, missing, msg, None, code, None))
-                continue
-            outcomes.append(TestOutcome(
-                name=t.name, status=r["status"], message=r.get("message"), line=r.get("line"),
-                code=code, time_ms=r.get("time_ms"),
-                output=(load_output if i == 0 else "") + (r.get("output") or ""),
-                judged=r.get("judged"),
-            ))
-        done = next((r for r in records if r.get("done")), None)
-        extra: dict[str, object] = {}
-        if done is not None:
-            for key in ("cpu_ms", "max_rss_bytes"):
-                if isinstance(done.get(key), (int, float)):
-                    extra[key] = done[key]
-        return ExecutionResult(outcomes, proc, extra=extra)
+        return collect(tests, records, proc, lambda i: _code(setup, tests[i]))
 
-    @staticmethod
-    def _all(
-        tests: list[TestSpec], setup: str, status: TestStatus, message: str, proc: Any,
-        build_error: str, line: int | None = None, output: str = "",
-    ) -> ExecutionResult:
-        outcomes = [
-            TestOutcome(t.name, status, message, line, setup + t.code + "\n", None,
-                        output=output if i == 0 else "")
-            for i, t in enumerate(tests)
-        ]
-        return ExecutionResult(outcomes, proc, build_error=build_error)
+
+def _code(setup: str, test: TestSpec) -> str:
+    return setup + (test.code if test.code.endswith("\n") else test.code + "\n")
