@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -29,8 +30,10 @@ LIMITS = SandboxLimits(memory_mb=512)
 
 
 @pytest.fixture(scope="module")
-def lang() -> PythonLanguage:
-    return PythonLanguage()
+def lang() -> Iterator[PythonLanguage]:
+    language = PythonLanguage()
+    yield language
+    language.close()
 
 
 @pytest.fixture

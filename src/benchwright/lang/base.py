@@ -44,6 +44,9 @@ class TestOutcome:
     judged: str | None = None
     """Where the verdict was decided: ``harness`` (from the values the solution returned) or
     ``sample`` (the whole test ran in the solution's process)."""
+    suspicious: str | None = None
+    """Why a pass looks forged (a value whose type differs from the expected value's, such
+    as an object equal to everything); the verdict stands, the record is flagged."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ class Language(abc.ABC):
 
     def close(self) -> None:
         """Stop whatever this language keeps running between samples (batch servers)."""
+        return None
 
     def extract_code(self, answer: str) -> str:
         """The code in a chat answer: the longest fenced block of this language, else any

@@ -120,7 +120,7 @@ def collect(
             name=t.name, status=r["status"], message=_opt_str(r.get("message")), line=line,
             code=code(i), time_ms=_num(r.get("time_ms")),
             output=(load_output if i == 0 else "") + str(r.get("output") or ""),
-            judged=_opt_str(r.get("judged")),
+            judged=_opt_str(r.get("judged")), suspicious=_opt_str(r.get("suspicious")),
         ))
     done = next((r for r in records if r.get("done")), None)
     extra: dict[str, object] = {}

@@ -60,12 +60,16 @@ def _message(exc: BaseException) -> str:
 
 # -- the sample process ---------------------------------------------------------------------
 
-def sample_main(requests: int, replies: int) -> None:
-    """Serve requests until the judge closes the pipe. Runs the untrusted code."""
+def sample_main(requests: int, replies: int, wholes: int) -> None:
+    """Serve requests until the judge closes the pipe. Runs the untrusted code.
+
+    ``wholes``: where the judge sends a whole test case when the value of its expression
+    was not plain data (the expected value is never sent otherwise)."""
     import io
 
-    dumps = json.dumps  # bound now: the solution may patch json.dumps later
+    dumps = json.dumps  # bound now: the solution may patch json.dumps, repr or type later
     write = os.write
+    _repr, _type = repr, type
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)  # the judge's result channel is out of reach
@@ -74,30 +78,26 @@ def sample_main(requests: int, replies: int) -> None:
     signal.signal(signal.SIGALRM, _alarm)
     ns: dict[str, object] = {"__name__": "solution", "__builtins__": __builtins__}
     reader = os.fdopen(requests, "r", encoding="utf-8")
+    whole_reader = os.fdopen(wholes, "r", encoding="utf-8")
 
     def reply(rec: "dict[str, object]") -> None:
         data = (dumps(rec) + "\n").encode()
         while data:
             data = data[write(replies, data):]
 
-    for line in reader:
-        req = json.loads(line)
-        op, timeout, cap = req["op"], float(req["timeout"]), int(req.get("cap", 4096))
-        buf = io.StringIO()
-        local = ns if op == "setup" else dict(ns)
-        rec: dict[str, object] = {"status": "ok", "message": None, "line": None, "value": None}
-        start = time.perf_counter()
+    def execute(code: str, op: str, offset: int, timeout: float, local: "dict[str, object]",
+                rec: "dict[str, object]") -> None:
         try:
-            code = compile("\n" * int(req.get("offset", 0)) + req["code"], FILENAME,
-                           "eval" if op == "value" else "exec")
-            sys.stdout = sys.stderr = buf
+            compiled = compile("\n" * offset + code, FILENAME, "eval" if op == "value" else "exec")
             signal.setitimer(signal.ITIMER_REAL, timeout)
             if op == "value":
-                value = eval(code, local)
-                rec["value"] = repr(value)[: 1 << 20]
+                value = eval(compiled, local)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                rec["value"] = _repr(value)[: 1 << 20]
+                rec["type"] = _type(value).__name__
             else:
-                exec(code, local)
-            signal.setitimer(signal.ITIMER_REAL, 0)
+                exec(compiled, local)
+                signal.setitimer(signal.ITIMER_REAL, 0)
         except BwTimeout:
             rec.update(status="timeout", message=f"took more than {timeout:g} s")
         except AssertionError as exc:
@@ -106,41 +106,106 @@ def sample_main(requests: int, replies: int) -> None:
         except BaseException as exc:
             signal.setitimer(signal.ITIMER_REAL, 0)
             rec.update(status="error", message=_message(exc), line=_where(exc))
+
+    for line in reader:
+        req = json.loads(line)
+        op, timeout, cap = req["op"], float(req["timeout"]), int(req.get("cap", 4096))
+        if req.get("limits"):
+            _set_limits(req["limits"])
+        buf = io.StringIO()
+        local = ns if op == "setup" else dict(ns)
+        rec: dict[str, object] = {"status": "ok", "message": None, "line": None, "value": None}
+        start = time.perf_counter()
+        sys.stdout = sys.stderr = buf
+        try:
+            execute(req["code"], op, int(req.get("offset", 0)), timeout, local, rec)
         finally:
             sys.stdout = sys.stderr = real_out
+        waiting = (op == "value" and req.get("whole") and rec["status"] == "ok"
+                   and not _plain(str(rec["value"])))
+        if waiting:
+            rec["waiting"] = True
         rec["time_ms"] = (time.perf_counter() - start) * 1000
         rec["output"] = buf.getvalue()[:cap]
         reply(rec)
+        if not waiting:
+            continue
+        # not plain data the judge could compare: it sends the whole test case to run here
+        wline = whole_reader.readline()
+        if not wline:
+            break
+        wreq = json.loads(wline)
+        buf = io.StringIO()
+        whole: dict[str, object] = {"status": "ok", "message": None, "line": None}
+        start = time.perf_counter()
+        sys.stdout = sys.stderr = buf
+        try:
+            execute(wreq["code"], "run", int(wreq.get("offset", 0)), timeout, local, whole)
+        finally:
+            sys.stdout = sys.stderr = real_out
+        whole["time_ms"] = (time.perf_counter() - start) * 1000
+        whole["output"] = buf.getvalue()[:cap]
+        reply(whole)
     os._exit(0)
+
+
+def _plain(text: str) -> bool:
+    """Whether ``text`` (a repr) is a literal the judge can compare."""
+    import ast
+
+    try:
+        return _literal(ast.parse(text, mode="eval"))[0]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def _set_limits(limits: "dict[str, int]") -> None:
+    """Lower this process's limits (soft = hard: the solution cannot raise them again)."""
+    import resource
+
+    for name, value in limits.items():
+        res = getattr(resource, "RLIMIT_" + name.upper(), None)
+        if res is not None and value >= 0:
+            try:  # noqa: SIM105 - contextlib costs an import per sample
+                resource.setrlimit(res, (value, value))
+            except (ValueError, OSError):
+                pass
 
 
 # -- the judge ------------------------------------------------------------------------------
 
 class Judge:
-    def __init__(self, pid: int, requests: int, replies: int) -> None:
-        self.pid, self.requests, self.replies = pid, requests, replies
+    def __init__(self, pid: int, requests: int, replies: int, wholes: int) -> None:
+        self.pid, self.requests, self.replies, self.wholes = pid, requests, replies, wholes
         self.pending = b""
         self.alive = True
         self.failure: str | None = None
         """Why the sample process is gone: ``timeout`` (killed by us) or ``died``."""
 
-    def ask(self, req: "dict[str, object]", wait_s: float) -> "dict[str, object] | None":
-        """Send one request; the reply, or None when the sample process died or hung."""
+    def send(self, data: bytes, fd: "int | None" = None) -> bool:
+        """Write requests (JSON lines); False when the sample process is gone."""
         if not self.alive:
-            return None
-        data = (json.dumps(req) + "\n").encode()
+            return False
         try:
             while data:
-                data = data[os.write(self.requests, data):]
+                data = data[os.write(self.requests if fd is None else fd, data):]
         except OSError:
             self.alive, self.failure = False, "died"
+            return False
+        return True
+
+    def receive(self, wait_s: float) -> "dict[str, object] | None":
+        """The next reply, or None when the sample process died or hung (then it is killed)."""
+        if not self.alive:
             return None
         import select
 
         deadline = time.monotonic() + wait_s
-        poller = select.poll()
-        poller.register(self.replies, select.POLLIN | select.POLLHUP)
+        poller = None
         while b"\n" not in self.pending:
+            if poller is None:
+                poller = select.poll()
+                poller.register(self.replies, select.POLLIN | select.POLLHUP)
             left = deadline - time.monotonic()
             if left <= 0 or not poller.poll(left * 1000):
                 self.kill("timeout")
@@ -169,16 +234,28 @@ class Judge:
     def finish(self) -> "tuple[int | None, float, int]":
         """Close the pipe, reap the sample process: (exit code, CPU ms, peak RSS bytes)."""
         os.close(self.requests)
-        deadline = time.monotonic() + 2
-        while True:
-            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
-            if pid == self.pid:
-                break
-            if time.monotonic() >= deadline:
-                self.kill("timeout")
-                pid, status, usage = os.wait4(self.pid, 0)
-                break
-            time.sleep(0.001)
+        pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+        if pid != self.pid:  # give it up to 2 s to leave after the pipe closed, then kill it
+            import select
+
+            try:
+                fd = os.pidfd_open(self.pid)
+            except OSError:
+                fd = -1
+            if fd >= 0:
+                poller = select.poll()
+                poller.register(fd, select.POLLIN)
+                if not poller.poll(2000):
+                    self.kill("timeout")
+                os.close(fd)
+            else:
+                time.sleep(0.01)
+                if os.wait4(self.pid, os.WNOHANG)[0] != self.pid:
+                    self.kill("timeout")
+            pid, status, usage = os.wait4(self.pid, 0)
+        self.alive = False
+        os.close(self.replies)
+        os.close(self.wholes)
         code = os.waitstatus_to_exitcode(status)
         return code, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss * 1024
 
@@ -297,30 +374,51 @@ def judge(check: "dict[str, object]", got_repr: str) -> "tuple[str, str | None, 
     return "fail", str(message), True
 
 
-def main() -> None:
+def spawn_sample(folder: "str | None" = None) -> Judge:
+    """Fork the sample process (before the job is read: it never sees expected values)."""
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
+    wholes_r, wholes_w = os.pipe()
     pid = os.fork()
-    if pid == 0:  # before the job is read: the sample process never sees expected values
-        os.close(requests_w)
-        os.close(replies_r)
-        sample_main(requests_r, replies_w)
+    if pid == 0:
+        try:
+            os.close(requests_w)
+            os.close(replies_r)
+            os.close(wholes_w)
+            if folder is not None:  # a fork server's child: a session and a folder of its own
+                os.setsid()
+                os.chdir(folder)
+                os.environ["HOME"] = os.environ["TMPDIR"] = folder
+            sample_main(requests_r, replies_w, wholes_r)
+        finally:
+            os._exit(70)
     os.close(requests_r)
     os.close(replies_w)
-    job = json.loads(sys.stdin.buffer.read())
-    out = sys.stdout
+    os.close(wholes_r)
+    return Judge(pid, requests_w, replies_r, wholes_w)
 
-    def emit(rec: "dict[str, object]") -> None:
-        out.write(PREFIX + json.dumps(rec) + "\n")
-        out.flush()
 
-    timeout = float(job["test_timeout_s"])
-    grace = timeout + 1.0
+def run_job(sample: Judge, job: "dict[str, Any]", emit: "Callable[[dict[str, object]], None]") -> None:
+    """Load the solution in ``sample``, judge every test case, emit one record each."""
+    tests = [t if isinstance(t, dict) else {"code": t} for t in job["tests"]]
+    default = float(job["test_timeout_s"])
     cap = int(job.get("output_cap", 4096))
     setup = job["setup"]
     offset = setup.count("\n")
-    sample = Judge(pid, requests_w, replies_r)
-    rec = sample.ask({"op": "setup", "code": setup, "timeout": timeout, "cap": cap}, grace)
+    limits = job.get("limits") or {}
+    if limits:  # CPU seconds for the whole sample: every test's limit, plus loading
+        budget = default + sum(float(t.get("timeout") or default) + 1 for t in tests) + 1
+        limits = {**limits, "cpu": int(budget) + 1}
+    setup_req = {"op": "setup", "code": setup, "timeout": default, "cap": cap, "limits": limits}
+    plans = [plan_test(str(t["code"]), offset, float(t.get("timeout") or default), cap) for t in tests]
+    payload = [(json.dumps(setup_req) + "\n").encode()]
+    payload += [(json.dumps(req) + "\n").encode() for _, req, _ in plans]
+    pipelined = sum(map(len, payload)) <= PIPELINE_BYTES
+    if pipelined:  # all at once: the sample works through them without waiting for us
+        sample.send(b"".join(payload))
+    else:
+        sample.send(payload[0])
+    rec = sample.receive(default + 1.0)
     if rec is None:
         emit({"build": "timeout" if sample.failure == "timeout" else "error", "line": None,
               "message": "loading the solution did not finish" if sample.failure == "timeout"
@@ -330,37 +428,215 @@ def main() -> None:
               "message": rec.get("message"), "line": rec.get("line"), "output": rec.get("output")})
     else:
         emit({"build": "ok", "output": rec.get("output")})
-        for i, code in enumerate(job["tests"]):
-            emit(run_test(sample, i, code, offset, timeout, grace, cap))
+        for i, (check, _req, grace) in enumerate(plans):
+            was_alive = sample.alive
+            if not pipelined:
+                sample.send(payload[i + 1])
+            reply = sample.receive(grace)
+            if reply is not None and reply.get("waiting") and check is not None:
+                if _plain(str(reply.get("value"))):
+                    sample.kill("died")  # it claims a plain value is not: it lies
+                    reply = None
+                else:
+                    sample.send((json.dumps({"code": check["whole_code"], "offset": offset})
+                                 + "\n").encode(), sample.wholes)
+                    whole = sample.receive(grace)
+                    reply = None if whole is None else {**reply, "whole": whole}
+            emit(verdict(i, check, reply, offset) if reply is not None
+                 else _lost(i, sample, was_alive))
     exit_code, cpu_ms, rss = sample.finish()
     emit({"done": True, "cpu_ms": cpu_ms, "max_rss_bytes": rss, "sample_exit": exit_code})
 
 
-def run_test(sample: Judge, i: int, code: str, offset: int, timeout: float, grace: float,
-             cap: int) -> "dict[str, object]":
-    was_alive = sample.alive
+def main() -> None:
+    """One sample: the job on stdin, the records on stdout."""
+    sample = spawn_sample()
+    job = json.loads(sys.stdin.buffer.read())
+    out = sys.stdout
+
+    def emit(rec: "dict[str, object]") -> None:
+        out.write(PREFIX + json.dumps(rec) + "\n")
+        out.flush()
+
+    run_job(sample, job, emit)
+
+
+# -- the fork server ------------------------------------------------------------------------
+
+WARM_UP = "xs = [i * i for i in range(50)]\nassert sum(xs) == 40425, 'warm'\nd = {str(i): i for i in xs}\n"
+
+
+def serve() -> None:
+    """A batch of samples, one after another, each in a fresh forked process.
+
+    The harness writes a configuration line, then one job per line, each after the previous
+    job's ``{"end": true}`` record. The next sample process is forked *before* its job is read.
+    After each sample, every process it left is killed (this process is their subreaper), its
+    folder is removed and the scratch folders (the sandbox's private /tmp, /dev/shm) emptied.
+    """
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: escaped daemons come back to us
+    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: samples cannot open /proc/<us>/fd/1
+    stdin = sys.stdin.buffer
+    config = json.loads(stdin.readline() or b"{}")
+    for name in config.get("preload", ()):
+        try:  # noqa: SIM105 - contextlib costs an import per sample
+            __import__(name)
+        except Exception:
+            pass
+    exec(compile(WARM_UP, "<warm-up>", "exec"), {})  # the first compile costs every child ~1 ms
+    scratch = [str(p) for p in config.get("scratch", ())]
+    base = os.getcwd()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 2)
+    out = sys.stdout
+    lines: list[str] = []
+
+    def emit(rec: "dict[str, object]") -> None:
+        lines.append(PREFIX + json.dumps(rec) + "\n")
+
+    folder = os.path.join(base, "sample")  # each sample's own: emptied after each
+    os.mkdir(folder, 0o700)
+    scratch.append(folder)
+    while True:
+        sample = spawn_sample(folder)
+        line = stdin.readline()
+        if not line:
+            sample.kill("end")
+            cleanup(sample.pid, scratch)
+            return
+        job = json.loads(line)
+        try:
+            run_job(sample, job, emit)
+        except Exception as exc:  # our own failure: say so, never a verdict
+            lines.append(PREFIX + json.dumps({"infra": f"{type(exc).__name__}: {exc}"}) + "\n")
+        del job, line  # the next sample is forked from this process: nothing of this job stays
+        sample.kill("end")
+        cleanup(sample.pid, scratch)
+        lines.append(PREFIX + '{"end": true}\n')
+        out.write("".join(lines))
+        out.flush()
+        lines.clear()
+
+
+def cleanup(pid: int, scratch: "list[str]") -> None:
+    """Kill everything the sample left running, reap it, empty the ``scratch`` folders."""
+    import shutil
+
+    try:  # noqa: SIM105 - contextlib costs an import per sample
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    me = os.getpid()
+    for _ in range(200):
+        kids = _children(me)
+        if not kids:
+            break
+        for kid in kids:
+            try:  # noqa: SIM105 - contextlib costs an import per sample
+                os.kill(kid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for kid in kids:
+            try:  # noqa: SIM105 - contextlib costs an import per sample
+                os.waitpid(kid, 0)
+            except ChildProcessError:
+                pass
+    while True:  # zombies already gone from the children lists
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+    for root in scratch:
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(root, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:  # noqa: SIM105 - contextlib costs an import per sample
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+
+def _children(pid: int) -> "list[int]":
+    kids: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return kids
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                kids.extend(int(k) for k in f.read().split())
+        except OSError:
+            pass
+    return kids
+
+
+PIPELINE_BYTES = 48 * 1024
+"""Requests up to this size are written at once (a pipe holds 64 KiB); larger jobs go one
+request at a time."""
+
+
+def plan_test(code: str, offset: int, timeout: float,
+              cap: int) -> "tuple[dict[str, object] | None, dict[str, object], float]":
+    """(value check, request, how long to wait for its reply) for one test case.
+
+    A test shaped ``assert <expr> <op> <literal>`` asks the sample for the value of ``<expr>``
+    only (the judge compares). When the value is not plain data the judge could compare, the
+    sample waits and the judge sends it the whole test case (see :func:`sample_main`). Any
+    other test runs whole."""
     check = value_check(code)
-    if check is not None:
-        expr_offset = offset + int(check["expr_line"]) - 1  # type: ignore[call-overload]
-        rec = sample.ask({"op": "value", "code": "(" + str(check["expr"]) + "\n)",
-                          "offset": expr_offset, "timeout": timeout, "cap": cap}, grace)
-        if rec is not None and rec["status"] == "ok":
-            status, message, here = judge(check, str(rec["value"]))
-            if here:
-                line = None if status == "pass" else offset + int(check["line"])  # type: ignore[call-overload]
-                return {"i": i, "status": status, "message": message, "line": line,
-                        "time_ms": rec.get("time_ms"), "output": rec.get("output"), "judged": "harness"}
-            # not a plain value: run the test whole in the sample process
-        elif rec is not None:
-            return {"i": i, **_test_fields(rec), "judged": "harness"}
-        else:
-            return _lost(i, sample, was_alive)
-    rec = sample.ask({"op": "run", "code": code, "offset": offset, "timeout": timeout, "cap": cap},
-                     grace)
-    if rec is None:
-        return _lost(i, sample, was_alive)
-    status = "pass" if rec["status"] == "ok" else str(rec["status"])
-    return {"i": i, **_test_fields(rec), "status": status, "judged": "sample"}
+    grace = timeout + 1.0
+    if check is None:
+        return None, {"op": "run", "code": code, "offset": offset, "timeout": timeout,
+                      "cap": cap}, grace
+    expr_offset = offset + int(check["expr_line"]) - 1  # type: ignore[call-overload]
+    req = {"op": "value", "code": "(" + str(check["expr"]) + "\n)", "offset": expr_offset,
+           "timeout": timeout, "cap": cap, "whole": True}
+    check["whole_code"] = code
+    return check, req, grace
+
+
+def verdict(i: int, check: "dict[str, object] | None", rec: "dict[str, object]",
+            offset: int) -> "dict[str, object]":
+    """The record of test ``i`` from the sample's reply; the judge compares plain values."""
+    if check is None:
+        status = "pass" if rec["status"] == "ok" else str(rec["status"])
+        return {"i": i, **_test_fields(rec), "status": status, "judged": "sample"}
+    if rec["status"] != "ok":
+        return {"i": i, **_test_fields(rec), "judged": "harness"}
+    status, message, here = judge(check, str(rec["value"]))
+    expected_type = type(check["expected"]).__name__
+    got_type = str(rec.get("type"))
+    if here:
+        line = None if status == "pass" else offset + int(check["line"])  # type: ignore[call-overload]
+        out = {"i": i, "status": status, "message": message, "line": line,
+               "time_ms": rec.get("time_ms"), "output": rec.get("output"), "judged": "harness"}
+        if status == "pass" and got_type != expected_type and check["op"] == "Eq":
+            out["suspicious"] = (f"the value is a {got_type} where the expected "
+                                 f"value is a {expected_type}")
+        return out
+    whole = rec.get("whole")
+    if not isinstance(whole, dict):
+        return {"i": i, "status": "error", "line": None, "time_ms": rec.get("time_ms"),
+                "output": rec.get("output"), "judged": "harness",
+                "message": "the sample process returned no verdict for a value it could not show"}
+    status = "pass" if whole.get("status") == "ok" else str(whole.get("status"))
+    result = {"i": i, "status": status, "message": whole.get("message"), "line": whole.get("line"),
+              "time_ms": rec.get("time_ms"), "output": rec.get("output"), "judged": "sample"}
+    if status == "pass":
+        result["suspicious"] = (f"the value is a {got_type} (not a plain value) where the "
+                                f"expected value is a {expected_type}")
+    return result
 
 
 def _test_fields(rec: "dict[str, object]") -> "dict[str, object]":
@@ -379,4 +655,7 @@ def _lost(i: int, sample: Judge, was_alive: bool) -> "dict[str, object]":
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        main()

@@ -1,4 +1,9 @@
-"""Python: solutions and test cases run by ``pyrunner`` in a fresh interpreter in the sandbox."""
+"""Python: solutions and test cases run by ``pyrunner`` in the sandbox, never in the harness.
+
+Each executor thread has a fork server (:mod:`.pyserver`): one sandbox and one interpreter
+for a batch of samples, a fresh forked process per sample. A sandbox without long-lived
+sessions gets a fresh interpreter per sample instead (``pyrunner.py`` reading one job).
+"""
 
 from __future__ import annotations
 
@@ -6,15 +11,17 @@ import ast
 import json
 import re
 import sys
-from importlib import resources
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
 from benchwright.lang.protocol import collect, parse_lines
+from benchwright.lang.pyserver import RUNNER, ServerPool
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 
-_RUNNER = resources.files("benchwright.lang").joinpath("pyrunner.py").read_bytes()
 SETUP_ALLOWANCE_S = 5.0
+SERVER_MARGIN_S = 5.0
+"""How much longer than a sample's own limits the harness waits for the fork server."""
+NOFILE = 256
 
 
 def _setup(solution: str, prelude: str | None) -> str:
@@ -25,13 +32,17 @@ def _setup(solution: str, prelude: str | None) -> str:
 
 
 class PythonLanguage(Language):
-    """Python 3: each sample in a fresh ``python -I -S`` process; every test case on its own."""
+    """Python 3: each sample in a fresh process forked in the sandbox; every test case on its own."""
 
     name = "python"
     fence_names = ("python", "py", "python3")
     file_extension = ".py"
 
-    def __init__(self, interpreter: str | None = None) -> None:
+    def __init__(self, interpreter: str | None = None, fork_server: bool = True) -> None:
+        self.fork_server = fork_server
+        """Run samples through a fork server per executor thread (see :mod:`.pyserver`) where
+        the sandbox offers long-lived sessions; False: a fresh interpreter per sample."""
+        self._servers = ServerPool()
         self.interpreter = interpreter
         """The interpreter to run inside the sandbox; None: the one the sandbox offers
         (``Sandbox.python``: the harness's own for rlimit, ``/usr/bin/python3`` where home
@@ -62,13 +73,24 @@ class PythonLanguage(Language):
         test_timeout_s: float,
     ) -> ExecutionResult:
         setup = _setup(solution, prelude)
-        job = {
+        job: dict[str, object] = {
             "setup": setup,
-            "tests": [t.code for t in tests],
+            "tests": [{"code": t.code, "timeout": t.timeout_s or test_timeout_s} for t in tests],
             "test_timeout_s": test_timeout_s,
             "output_cap": 4096,
         }
-        wall = SETUP_ALLOWANCE_S + (test_timeout_s + 1) * (len(tests) + 1)
+        wall = SETUP_ALLOWANCE_S + test_timeout_s + sum((t.timeout_s or test_timeout_s) + 1
+                                                        for t in tests)
+        server = self._servers.get(sandbox, limits, self.interpreter) if self.fork_server else None
+        if server is not None:
+            job["limits"] = {"as": limits.memory_mb * 1024 * 1024 if limits.memory_mb > 0 else -1,
+                             "fsize": limits.file_size_mb * 1024 * 1024, "core": 0,
+                             "nofile": NOFILE}
+            records, proc = server.run(json.dumps(job).encode() + b"\n", wall + SERVER_MARGIN_S)
+            infra = next((r["infra"] for r in records if "infra" in r), None)
+            if infra is not None:
+                raise InfraError(f"the Python fork server failed: {infra}")
+            return collect(tests, records, proc, lambda i: _code(setup, tests[i]))
         run_limits = SandboxLimits(
             wall_s=wall,
             cpu_s=wall,
@@ -79,7 +101,7 @@ class PythonLanguage(Language):
         )
         proc = sandbox.run(
             [self.interpreter or sandbox.python, "-I", "-S", "bw_runner.py"],
-            files={"bw_runner.py": _RUNNER},
+            files={"bw_runner.py": RUNNER},
             limits=run_limits,
             stdin=json.dumps(job).encode(),
         )
@@ -89,6 +111,9 @@ class PythonLanguage(Language):
             if "Traceback" in stderr and "bw_runner.py" in stderr:
                 raise InfraError(f"the Python runner failed: {stderr[-2000:]}")
         return collect(tests, records, proc, lambda i: _code(setup, tests[i]))
+
+    def close(self) -> None:
+        self._servers.close()
 
 
 def _code(setup: str, test: TestSpec) -> str:

@@ -69,7 +69,10 @@ class LocalExecutor(Executor):
                     in_flight.release()
 
             tasks = []
-            for unit in units:
-                await in_flight.acquire()
-                tasks.append(asyncio.create_task(one(unit)))
-            await asyncio.gather(*tasks)
+            try:
+                for unit in units:
+                    await in_flight.acquire()
+                    tasks.append(asyncio.create_task(one(unit)))
+                await asyncio.gather(*tasks)
+            finally:
+                worker.close()  # the pool's threads end here, and with them their servers

@@ -58,6 +58,13 @@ class Worker:
             self._langs[name] = registry.create("language", name) if registry.has("language", name) else None
         return self._langs[name]
 
+    def close(self) -> None:
+        """Stop what the languages keep running between samples (fork servers, batch JVMs).
+        The worker stays usable: they start again when needed."""
+        for lang in list(self._langs.values()):
+            if lang is not None:
+                lang.close()
+
     def criterion(self, name: str) -> Criterion:
         if name not in self._criteria:
             self._criteria[name] = registry.create("criterion", name)

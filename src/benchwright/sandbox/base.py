@@ -63,6 +63,33 @@ class ProcessResult:
         return self.exit_code == 0 and not self.timed_out
 
 
+class Session(abc.ABC):
+    """A long-lived sandboxed process (a batch server): lines in on its stdin, lines out on its
+    stdout. Made by :meth:`Sandbox.start`; one thread uses it at a time."""
+
+    @property
+    @abc.abstractmethod
+    def alive(self) -> bool:
+        """False once the process has ended or was killed."""
+
+    @abc.abstractmethod
+    def send(self, data: bytes) -> bool:
+        """Write ``data`` to the process's stdin; False when it is gone."""
+
+    @abc.abstractmethod
+    def readline(self, timeout_s: float) -> bytes | None:
+        """The next line of its stdout (without the newline); None after ``timeout_s`` or at
+        its end (then ``alive`` is False)."""
+
+    @abc.abstractmethod
+    def stderr_tail(self) -> str:
+        """The last of what it wrote to stderr (for error messages after it died)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Kill the process and everything in the sandbox, and remove its folder."""
+
+
 class Sandbox(abc.ABC):
     """Runs untrusted commands. Implementations are registered under kind ``sandbox``."""
 
@@ -109,3 +136,22 @@ class Sandbox(abc.ABC):
         Raises:
             InfraError: the sandbox itself could not start the command.
         """
+
+    def start(
+        self,
+        argv: list[str],
+        *,
+        files: dict[str, bytes],
+        limits: SandboxLimits,
+        env: dict[str, str] | None = None,
+    ) -> Session:
+        """Start ``argv`` as a long-lived :class:`Session` in a fresh private folder, under the
+        same isolation as :meth:`run`; ``limits.wall_s`` does not apply (the caller times its
+        requests and closes the session).
+
+        Raises:
+            NotImplementedError: this backend only runs one command at a time (callers fall back
+                to :meth:`run`).
+            InfraError: the sandbox itself could not start the command.
+        """
+        raise NotImplementedError(f"sandbox {self.name!r} has no long-lived sessions")

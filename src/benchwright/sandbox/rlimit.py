@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchwright.errors import InfraError
-from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
+from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits, Session
 
 BASE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -117,6 +117,110 @@ class Launch:
     command cannot forge its absence: it only runs after the wrapper wrote it."""
 
 
+SESSION_START_S = 30.0
+"""How long a session's sandbox may take to say it is ready."""
+
+
+class ProcessSession(Session):
+    """A sandboxed process started by :meth:`RlimitSandbox.start`, talked to over pipes."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], root: Path) -> None:
+        self.proc = proc
+        self.root = root
+        self._buf = bytearray()
+        self._err = bytearray()
+        self._dead = False
+        assert proc.stdout is not None and proc.stderr is not None
+        os.set_blocking(proc.stdout.fileno(), False)
+        os.set_blocking(proc.stderr.fileno(), False)
+
+    @property
+    def alive(self) -> bool:
+        if not self._dead and self.proc.poll() is not None:
+            self._dead = True
+        return not self._dead
+
+    def expect_ready(self, marker: bytes, timeout_s: float) -> bool:
+        """Wait for ``marker`` at the start of stderr (see ``Launch.ready``)."""
+        deadline = time.monotonic() + timeout_s
+        while len(self._err) < len(marker):
+            if not self._read_err(deadline - time.monotonic()):
+                return False
+        ok = bytes(self._err[: len(marker)]) == marker
+        del self._err[: len(marker)]
+        return ok
+
+    def _read_err(self, timeout_s: float) -> bool:
+        assert self.proc.stderr is not None
+        fd = self.proc.stderr.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            if timeout_s <= 0 or not sel.select(timeout_s):
+                return False
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        self._err.extend(chunk)
+        del self._err[: max(0, len(self._err) - 65536)]
+        return True
+
+    def send(self, data: bytes) -> bool:
+        if not self.alive or self.proc.stdin is None:
+            return False
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._dead = True
+            return False
+        return True
+
+    def readline(self, timeout_s: float) -> bytes | None:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout_s
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while True:
+                end = self._buf.find(b"\n")
+                if end >= 0:
+                    line = bytes(self._buf[:end])
+                    del self._buf[: end + 1]
+                    return line
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    return None
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    self._dead = True
+                    return None
+                self._buf.extend(chunk)
+
+    def stderr_tail(self) -> str:
+        while self._read_err(0.05):
+            pass
+        return self._err.decode("utf-8", "replace").strip()[-2000:]
+
+    def close(self) -> None:
+        self._dead = True
+        _kill_group(self.proc.pid)
+        with contextlib.suppress(ProcessLookupError, OSError):
+            self.proc.kill()
+        with contextlib.suppress(Exception):
+            self.proc.wait(timeout=10)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 class RlimitSandbox(Sandbox):
     """A subprocess with rlimits, its own session and a clean environment (no isolation)."""
 
@@ -168,23 +272,9 @@ class RlimitSandbox(Sandbox):
         stdin: bytes | None,
         collect: tuple[str, ...],
     ) -> ProcessResult:
-        argv, work = launch.argv, launch.work
+        work = launch.work
         start = time.perf_counter()
-        parent = os.getpid()
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=launch.cwd,
-                env=launch.env,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                preexec_fn=lambda: _preexec(limits, launch.processes, launch.uid,
-                                            launch.die_with_parent, parent),
-                close_fds=True,
-            )
-        except OSError as e:
-            raise InfraError(f"could not start {argv[0]!r}: {e}") from e
+        proc = self._spawn(launch, limits, stdin=stdin is not None)
         if stdin is not None and proc.stdin is not None:
             with contextlib.suppress(BrokenPipeError):
                 proc.stdin.write(stdin)
@@ -224,6 +314,46 @@ class RlimitSandbox(Sandbox):
             max_rss_bytes=usage.ru_maxrss * 1024,
             files=collected,
         )
+
+    @staticmethod
+    def _spawn(launch: Launch, limits: SandboxLimits, *, stdin: bool) -> subprocess.Popen[bytes]:
+        parent = os.getpid()
+        try:
+            return subprocess.Popen(
+                launch.argv,
+                cwd=launch.cwd,
+                env=launch.env,
+                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                preexec_fn=lambda: _preexec(limits, launch.processes, launch.uid,
+                                            launch.die_with_parent, parent),
+                close_fds=True,
+            )
+        except OSError as e:
+            raise InfraError(f"could not start {launch.argv[0]!r}: {e}") from e
+
+    def start(
+        self,
+        argv: list[str],
+        *,
+        files: dict[str, bytes],
+        limits: SandboxLimits,
+        env: dict[str, str] | None = None,
+    ) -> Session:
+        root = Path(tempfile.mkdtemp(prefix="bw-sbx-", dir=self.tmp_root))
+        try:
+            launch = self._prepare(root, argv, files, limits, env or {})
+            proc = self._spawn(launch, limits, stdin=True)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        session = ProcessSession(proc, root)
+        if launch.ready and not session.expect_ready(launch.ready, SESSION_START_S):
+            tail = session.stderr_tail()
+            session.close()
+            raise InfraError(f"sandbox {self.name!r} failed to set up: {tail or 'no message'}")
+        return session
 
     @staticmethod
     def _reap(pid: int, deadline: float | None) -> tuple[int, resource.struct_rusage] | None:

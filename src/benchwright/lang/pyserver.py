@@ -1,0 +1,175 @@
+"""Python fork servers: one sandbox and one interpreter per executor thread, a fork per sample.
+
+Starting an interpreter costs 6-10 ms and a sandbox 2-5 ms more; forking a warm, lean process
+costs about 0.3 ms. So each executor thread keeps a *server* (``pyrunner.py --serve``) running
+in a sandbox of its own, and each sample runs in a process the server forks:
+
+* the server imports the standard-library modules tests use most (:data:`PRELOAD`) and
+  compiles a snippet once, so a forked child starts warm;
+* the child is forked *before* its job is read (it never sees expected values), gets a session
+  and a folder of its own and, when the solution is loaded, its own limits (address space,
+  CPU time for the whole sample, file size, open files; soft = hard);
+* the server judges every test case as the one-shot runner does (see :mod:`.pyrunner`),
+  then kills every process the sample left (it is their subreaper), removes the sample's folder
+  and empties the sandbox's private ``/tmp`` and ``/dev/shm``, so nothing of one sample is seen
+  by the next;
+* the server is not dumpable, so a sample (same uid) cannot open ``/proc/<server>/fd/1`` to
+  write results of its own; it can kill the server, which only fails its own sample (its
+  tests become ``error``) and costs a restart.
+
+A server that does not answer within the sample's limits plus :data:`SERVER_MARGIN_S` is
+killed with its sandbox; its unfinished tests become ``timeout`` and the next sample gets a new
+server.
+
+Residual risk, written down: the server's memory once held earlier samples' jobs. They are
+deleted before the next fork, but their bytes may linger in freed memory, which a sample could
+scan with ``ctypes``; in the worst case a sample could read expected values of another sample
+of the same task. Samples run one after another in a server, never side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from benchwright.errors import InfraError
+from benchwright.lang.protocol import PREFIX
+from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits, Session
+
+RUNNER = resources.files("benchwright.lang").joinpath("pyrunner.py").read_bytes()
+PRELOAD = ("math", "re", "collections", "itertools", "functools", "heapq", "string", "bisect",
+           "typing", "fractions", "statistics", "copy", "operator", "dataclasses", "enum",
+           "resource", "ast", "select", "shutil")
+"""Imported by the server once, so that samples importing them do not pay for it."""
+SERVER_MARGIN_S = 5.0
+SERVER_CPU_S = 30 * 24 * 3600
+"""The server's own CPU limit (each sample has its own, set when it loads)."""
+
+
+@dataclass(frozen=True)
+class _Key:
+    sandbox: int
+    interpreter: str | None
+    memory_mb: int
+    file_size_mb: int
+    processes: int
+
+
+class Server:
+    """One fork server in one sandbox session, used by one thread."""
+
+    def __init__(self, sandbox: Sandbox, limits: SandboxLimits, interpreter: str | None) -> None:
+        self.sandbox = sandbox
+        self.limits = SandboxLimits(
+            wall_s=SERVER_CPU_S, cpu_s=SERVER_CPU_S, memory_mb=limits.memory_mb,
+            output_bytes=limits.output_bytes, file_size_mb=limits.file_size_mb,
+            processes=limits.processes,
+        )
+        self.interpreter = interpreter
+        self.session: Session | None = None
+        self.started = 0
+        """How many times a server process was started (1 unless one died or hung)."""
+
+    def _start(self) -> Session:
+        python = self.interpreter or self.sandbox.python
+        session = self.sandbox.start([python, "-I", "-S", "bw_runner.py", "--serve"],
+                                     files={"bw_runner.py": RUNNER}, limits=self.limits)
+        scratch = ["/tmp", "/dev/shm"] if "hidden-tmp" in self.sandbox.guarantees else []
+        config = {"preload": list(PRELOAD), "scratch": scratch}
+        if not session.send(json.dumps(config).encode() + b"\n"):
+            tail = session.stderr_tail()
+            session.close()
+            raise InfraError(f"the Python fork server did not start: {tail or 'no message'}")
+        self.started += 1
+        return session
+
+    def run(self, job: bytes, wait_s: float) -> tuple[list[dict[str, Any]], ProcessResult]:
+        """Send one job; its records and a process result for the sample."""
+        start = time.perf_counter()
+        session = self.session
+        if session is None or not session.alive:
+            if session is not None:
+                session.close()
+            session = self.session = self._start()
+        if not session.send(job):  # died between jobs (its thread's end, a kill): once more
+            session.close()
+            session = self.session = self._start()
+            if not session.send(job):
+                tail = session.stderr_tail()
+                self.close()
+                raise InfraError(f"the Python fork server does not take jobs: {tail}")
+        records: list[dict[str, Any]] = []
+        deadline = time.monotonic() + wait_s
+        timed_out = died = False
+        while True:
+            line = session.readline(max(0.0, deadline - time.monotonic()))
+            if line is None:
+                timed_out = session.alive
+                died = not timed_out
+                self.close()  # stuck or gone: the next job gets a new server
+                break
+            if not line.startswith(PREFIX.encode()):
+                continue
+            try:
+                rec = json.loads(line[len(PREFIX):])
+            except ValueError:
+                continue
+            if not isinstance(rec, dict):
+                continue
+            if rec.get("end"):
+                break
+            records.append(rec)
+        done = next((r for r in records if r.get("done")), {})
+        exit_code = done.get("sample_exit")
+        proc = ProcessResult(
+            exit_code=exit_code if isinstance(exit_code, int) and exit_code >= 0 else None,
+            signal=-exit_code if isinstance(exit_code, int) and exit_code < 0 else (9 if died else None),
+            stdout=b"", stderr=b"", timed_out=timed_out,
+            wall_ms=(time.perf_counter() - start) * 1000,
+            cpu_ms=float(done.get("cpu_ms") or 0.0),
+            max_rss_bytes=int(done.get("max_rss_bytes") or 0),
+        )
+        return records, proc
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+
+class ServerPool:
+    """The fork servers of one language object: one per thread, for the sandbox and limits
+    it last used (another sandbox or other limits replace it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._servers: dict[int, tuple[_Key, Server]] = {}
+
+    def get(self, sandbox: Sandbox, limits: SandboxLimits, interpreter: str | None) -> Server | None:
+        """This thread's server for ``sandbox`` (None when the sandbox has no sessions)."""
+        if type(sandbox).start is Sandbox.start:
+            return None
+        thread = threading.get_ident()
+        key = _Key(id(sandbox), interpreter, limits.memory_mb, limits.file_size_mb,
+                   limits.processes)
+        with self._lock:
+            entry = self._servers.get(thread)
+            old = None
+            if entry is not None and (entry[0] != key or entry[1].sandbox is not sandbox):
+                old, entry = entry[1], None
+            if entry is None:
+                entry = self._servers[thread] = (key, Server(sandbox, limits, interpreter))
+        if old is not None:
+            old.close()
+        return entry[1]
+
+    def close(self) -> None:
+        with self._lock:
+            servers = [server for _, server in self._servers.values()]
+            self._servers.clear()
+        for server in servers:
+            server.close()
