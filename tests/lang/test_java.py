@@ -15,6 +15,7 @@ from benchwright.lang.java import (
     JavaLanguage,
     solution_file_name,
     split_prelude,
+    timeouts_of,
     top_level_types,
     wall_limit_s,
 )
@@ -442,6 +443,52 @@ def test_wall_limit_formula() -> None:
     limits = SandboxLimits(wall_s=10)
     assert wall_limit_s(limits, 2.0, 5) == 30 + 5 + 10
     assert wall_limit_s(SandboxLimits(wall_s=500), 2.0, 5) == 500
+    # every test's own limit counts
+    assert wall_limit_s(limits, [0.5, 2.0, 7.5]) == 30 + 5 + 10
+    assert wall_limit_s(limits, []) == 35
+
+
+def test_each_test_gets_its_own_limit_or_the_calls() -> None:
+    tests = [TestSpec("a", "x"), TestSpec("b", "x", timeout_s=0.25), TestSpec("c", "x", timeout_s=30)]
+    assert timeouts_of(tests, 2.0) == [2.0, 0.25, 30]
+
+
+SLEEPER = """public class Solution {
+    public static int nap(int ms) throws InterruptedException {
+        Thread.sleep(ms);
+        return ms;
+    }
+}
+"""
+
+
+@needs_jdk
+def test_per_test_timeouts_are_honoured() -> None:
+    tests = [
+        TestSpec("default", "assert Solution.nap(1) == 1;"),  # the call's limit (2 s)
+        TestSpec("longer", "assert Solution.nap(2500) == 2500;", timeout_s=30),  # over the call's 2 s
+        TestSpec("shorter", "assert Solution.nap(60000) == 60000;", timeout_s=0.3),
+    ]
+    result = run(SLEEPER, tests, timeout=2.0)
+    assert [t.status for t in result.tests] == ["pass", "pass", "timeout"]
+    shorter = result.tests[2]
+    assert shorter.message == "timed out after 0.3 s"
+    assert line_of(shorter.code, shorter.line) == "assert Solution.nap(60000) == 60000;"
+    # the sandbox's backstop counts every test's own limit
+    assert result.extra["wall_limit_s"] == wall_limit_s(SandboxLimits(wall_s=2.0), [2.0, 30, 0.3])
+
+
+@needs_jdk
+def test_a_short_own_limit_before_others_leaves_them_not_run() -> None:
+    tests = [
+        TestSpec("first", "assert Solution.nap(1) == 1;", timeout_s=5),
+        TestSpec("stuck", "Solution.nap(60000);", timeout_s=0.2),
+        TestSpec("after", "assert Solution.nap(1) == 1;", timeout_s=5),
+    ]
+    result = run(SLEEPER, tests, timeout=10.0)
+    assert [t.status for t in result.tests] == ["pass", "timeout", "not_run"]
+    assert result.tests[1].message == "timed out after 0.2 s"
+    assert "'stuck' timed out" in (result.tests[2].message or "")
 
 
 BURN = """public class Solution {

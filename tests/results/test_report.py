@@ -164,3 +164,29 @@ def test_unknown_format(folder: RunFolder) -> None:
     assert summary is not None
     with pytest.raises(UserError, match="table, json, markdown, csv"):
         report_text(summary, "html")
+
+
+def test_samples_that_hit_a_time_limit_are_listed(tmp_path: Path) -> None:
+    rid = "run-t"
+    slow = sample(rid, "model-a", "add", 0, ["pass", "timeout"])
+    slow[1].details = {"limit": "test", "limit_s": 0.25}
+    walled = sample(rid, "model-a", "sub", 2, ["timeout"], language="java")
+    walled[0].details = {"limit": "sample", "limit_s": 60.0}
+    many = [sample(rid, "model-b", f"t{i:02}", 0, ["timeout"]) for i in range(25)]
+    folder = make_run(tmp_path, rid, [slow, walled, sample(rid, "model-a", "mul", 0, ["pass"]), *many],
+                      time_limits={"golden_factor": 4.0, "golden_floor_s": 1.0, "measured": 3,
+                                   "kept_ceiling": [{"task_source": "src", "task": "mul", "language": "python",
+                                                     "reason": "no golden solution for python"}]})
+    summary = folder.summary()
+    assert summary is not None
+    text = report_text(summary, "table", width=200)
+    assert "time limits: 4 x the golden solution's time per test case, at least 1 s (3 task/language" in text
+    assert "ceiling kept for src/mul [python]: no golden solution for python" in text
+    assert "model-a: 2 sample(s) hit a time limit:" in text
+    assert "src/add [python] sample 0: test_1 (limit 0.25 s)" in text
+    assert "src/sub [java] sample 2: test_0 (the sample's wall limit, 60 s)" in text
+    assert "model-b: 25 sample(s) hit a time limit:" in text
+    assert "src/t19 [python] sample 0: test_0" in text and "src/t20 [python]" not in text
+    assert "... and 5 more (see summary.yaml)" in text
+    md = report_text(summary, "markdown")
+    assert "> model-a: 2 sample(s) hit a time limit:" in md

@@ -288,3 +288,32 @@ def test_samples_that_hit_a_time_limit_are_counted() -> None:
     ]
     summary = summarize(records, "r")
     assert summary["by_model"]["m"]["timed_out"] == 1
+    assert summary["by_model"]["m"]["timed_out_samples"] == [
+        {"task_source": "s", "task": "a", "language": "python", "sample": 0,
+         "tests": [{"test_case": "t1"}, {"test_case": "t2"}]}]
+
+
+def test_timed_out_samples_carry_the_limit_that_applied() -> None:
+    def rec(eid: str, task: str, sample: int, status: str | None, test_case: str | None,
+            details: dict[str, Any] | None = None, model: str = "m") -> Record:
+        return Record(run_id="r", execution_id=eid, task_source="s", task=task, language="java",
+                      model=model, sample=sample, criterion="unit-test", executor="UnitTest",
+                      score=0.0, status=status, test_case=test_case, outcome="error", details=details)
+
+    records = [
+        rec("z1", "zeta", 1, "timeout", "slow", {"limit": "test", "limit_s": 0.25}),
+        rec("z1", "zeta", 1, "not_run", "after"),
+        rec("a0", "alpha", 0, "timeout", "big", {"limit": "sample", "limit_s": 60.0}),
+        rec("a0", "alpha", 0, "timeout", "bigger", {"limit": "sample", "limit_s": 60.0}),
+        rec("o", "alpha", 0, "fail", "x", model="other"),
+    ]
+    by_model = summarize(records, "r")["by_model"]
+    assert by_model["m"]["timed_out"] == 2
+    assert by_model["m"]["timed_out_samples"] == [  # sorted by task source, task, language, sample
+        {"task_source": "s", "task": "alpha", "language": "java", "sample": 0, "tests": [
+            {"test_case": "big", "limit_s": 60.0, "limit": "sample"},
+            {"test_case": "bigger", "limit_s": 60.0, "limit": "sample"}]},
+        {"task_source": "s", "task": "zeta", "language": "java", "sample": 1, "tests": [
+            {"test_case": "slow", "limit_s": 0.25, "limit": "test"}]},
+    ]
+    assert by_model["other"]["timed_out"] == 0 and by_model["other"]["timed_out_samples"] == []

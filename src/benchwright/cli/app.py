@@ -140,6 +140,36 @@ def _progress_run(label: str, fn: Any) -> Any:
             bar.stop()
 
 
+class _Phases:
+    """One rich progress display with a bar per phase (``golden timings``, then the run); a
+    bar appears with its phase's first report."""
+
+    def __init__(self) -> None:
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=err, transient=False)
+        self.tasks: dict[str, Any] = {}
+
+    def callback(self, label: str) -> Any:
+        def progress(done: int, total: int, unit: Any) -> None:
+            if label not in self.tasks:
+                if not self.tasks:
+                    self.bar.start()
+                self.tasks[label] = self.bar.add_task(label, total=total)
+            self.bar.update(self.tasks[label], completed=done, total=total)
+
+        return progress
+
+    def stop(self) -> None:
+        if self.tasks:
+            self.bar.stop()
+
+
+def _warn(message: str) -> None:
+    from rich.text import Text
+
+    err.print(Text(f"warning: {message}", style="yellow"), highlight=False)
+
+
 @app.command()
 def run(
     config: Annotated[Path | None, typer.Argument(help="Execution config.")] = None,
@@ -161,8 +191,14 @@ def run(
 
     signal.signal(signal.SIGTERM, _terminate)
     ws = _ws(workspace)
+    phases = _Phases()
+    golden = phases.callback("golden timings")
     if resume:
-        result = _progress_run(f"resume {resume}", lambda p: engine.resume(ws, resume, p, retry_errors))
+        try:
+            result = engine.resume(ws, resume, phases.callback(f"resume {resume}"), retry_errors,
+                                   measuring=golden, warn=_warn)
+        finally:
+            phases.stop()
     else:
         if config is None:
             raise UserError("name an execution config (benchwright run configs/x.yaml) or --resume RUN_ID")
@@ -178,7 +214,11 @@ def run(
                 err.print(problem.render(), markup=False, highlight=False)
 
         cfg = ws.resolve(config)
-        result = _progress_run("run", lambda p: engine.start(ws, cfg, tasks or [], p, run_id, warn))
+        try:
+            result = engine.start(ws, cfg, tasks or [], phases.callback("run"), run_id, warn,
+                                  measuring=golden, warn=_warn)
+        finally:
+            phases.stop()
     for part in report_renderables(result.summary):
         out.print(part)
     out.print(f"results: {result.folder.path}")
@@ -320,11 +360,35 @@ def list_plugins(
     if kind is not None and kind not in aliases:
         raise UserError(f"unknown kind {kind!r}; choose from {', '.join(sorted(aliases))}")
     wanted = [aliases[kind]] if kind is not None else list(KINDS)
+    if wanted == ["language"]:
+        out.print(_languages_table())
+        return
     table = Table("kind", "name", "description", "from")
     for k in wanted:
         for p in registry.plugins(k):
             table.add_row(k, p.name, p.description, p.origin)
     out.print(table)
+
+
+def _languages_table() -> Any:
+    """Each language with its code fences, its toolchain and whether this machine has it."""
+    from rich.table import Table
+
+    from benchwright.lang.base import Language
+    from benchwright.registry import registry
+
+    table = Table("language", "fences", "toolchain", "install", "from", title="languages")
+    for p in registry.plugins("language"):
+        lang: Language = registry.create("language", p.name)
+        why = lang.missing()
+        if why is None:
+            versions = lang.toolchain()
+            state = "[green]ready[/green] " + ", ".join(f"{k} {v}" for k, v in versions.items())
+        else:
+            state = f"[red]missing[/red]: {why}"
+        table.add_row(p.name, " ".join(lang.fence_names), state,
+                      lang.install_hint if why is not None else "", p.origin)
+    return table
 
 
 @import_app.command("humaneval")

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchwright.errors import BenchwrightError
+from benchwright.lang.base import Language
 from benchwright.registry import registry
 from benchwright.sandbox.base import GUARANTEES, Sandbox, SandboxLimits
 from benchwright.sandbox.select import PREFERENCE, availability, best_sandbox
@@ -63,6 +64,14 @@ def _toolchains(sandbox: Sandbox) -> list[dict[str, Any]]:
         version, why = _in_sandbox(sandbox, [path, "-version"], memory_mb=0)
         rows.append({"tool": tool, "path": path, "version": version, "problem": why or None,
                      "install": JDK_HINT if version is None else None})
+    for name in registry.names("language"):
+        if name in ("python", "java"):  # checked inside the sandbox above
+            continue
+        lang: Language = registry.create("language", name)
+        missing = lang.missing()
+        found = None if missing else ", ".join(f"{k} {v}" for k, v in lang.toolchain().items())
+        rows.append({"tool": name, "path": None, "version": found, "problem": missing,
+                     "install": lang.install_hint if missing else None})
     return rows
 
 

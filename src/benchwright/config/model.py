@@ -71,7 +71,28 @@ def _models(value: Any) -> Any:
 
 
 class Limits(Strict):
-    test_timeout_s: float = Field(default=10.0, gt=0, le=3600)
+    """Limits on running generated code. Time limits work per test case, and per sample."""
+
+    test_timeout_s: float = Field(
+        default=10.0, gt=0, le=3600,
+        description="Seconds one test case may take: the ceiling of every test's time limit "
+        "(a task's own time_limit_s replaces it for that task).")
+    sample_timeout_s: float | None = Field(
+        default=None, gt=0, le=86_400,
+        description="Wall seconds one sample's whole execution may take (building it, starting "
+        "its interpreter or JVM and every test case); a test still running then is a timeout. "
+        "Default: none of its own; each language derives a backstop from the test limits.")
+    golden_factor: float | None = Field(
+        default=None, ge=1, le=1000,
+        description="Derive each test case's limit from the golden solution's measured time: "
+        "min(ceiling, max(golden_floor_s, golden_factor x golden time)), as EvalPlus does. "
+        "Measured once at the start of a run and kept in its limits.yaml (a resumed run reuses "
+        "it). A task without a golden solution, or whose golden fails, keeps the ceiling. "
+        "Unset: off.")
+    golden_floor_s: float = Field(
+        default=1.0, gt=0, le=3600,
+        description="The smallest limit golden_factor derives (seconds): tests of a few "
+        "microseconds must not time out on a busy machine.")
     memory_mb: int = Field(default=1024, ge=32)
     output_bytes: int = Field(default=64 * 1024, ge=1024)
     concurrency: int | None = Field(default=None, ge=1, description="Parallel executions (default: cores).")

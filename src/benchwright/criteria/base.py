@@ -8,11 +8,15 @@ from typing import Any
 
 from benchwright.config.model import Limits
 from benchwright.errors import InfraError
-from benchwright.lang.base import ExecutionResult, Language
+from benchwright.lang.base import ExecutionResult, Language, TestOutcome
 from benchwright.results.record import Generation, Verdict
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask
+from benchwright.wallcap import WallCap, wall_capped
+
+__all__ = ["Criterion", "Measurement", "SampleContext", "WallCap", "ceiling_s", "execute_tests",
+           "wall_capped"]
 
 
 @dataclass
@@ -47,6 +51,7 @@ class SampleContext:
     sandbox: Sandbox
     limits: Limits
     _execution: ExecutionResult | None = field(default=None, repr=False)
+    _wall_s: float | None = field(default=None, repr=False)
 
     @property
     def executed(self) -> ExecutionResult | None:
@@ -54,7 +59,8 @@ class SampleContext:
         return self._execution
 
     def test_timeout_s(self) -> float:
-        return self.task.time_limit_s or self.limits.test_timeout_s
+        """The ceiling of every test's time limit: the task's ``time_limit_s``, else the config's."""
+        return ceiling_s(self.task, self.limits)
 
     def execution(self) -> ExecutionResult:
         """Run the sample's tests (once) and return every test case's outcome.
@@ -65,21 +71,63 @@ class SampleContext:
         if self._execution is None:
             if self.lang is None:
                 raise InfraError(f"benchwright cannot execute {self.language} code (no language plug-in)")
-            self._execution = self.lang.run_tests(
-                self.sandbox,
-                self.code,
-                self.rendered.tests,
-                prelude=self.rendered.prelude,
-                limits=SandboxLimits(
-                    wall_s=self.test_timeout_s(),
-                    memory_mb=self.limits.memory_mb,
-                    output_bytes=self.limits.output_bytes,
-                ),
-                test_timeout_s=self.test_timeout_s(),
-            )
+            self._execution, self._wall_s = execute_tests(
+                self.lang, self.sandbox, self.code, self.rendered, self.limits, self.test_timeout_s())
             if self._execution.infra_error:
                 raise InfraError(self._execution.infra_error)
         return self._execution
+
+    def limit_of(self, test: TestOutcome) -> tuple[str, float] | None:
+        """For a test that timed out: which limit struck it (``test`` or ``sample``) and its seconds."""
+        if test.status != "timeout" or self._execution is None:
+            return None
+        proc = self._execution.process
+        if proc is not None and proc.timed_out and test.time_ms is None and self._wall_s is not None:
+            return "sample", self._wall_s
+        spec = next((t for t in self.rendered.tests if t.name == test.name), None)
+        own = spec.timeout_s if spec is not None else None
+        return "test", own if own is not None else self.test_timeout_s()
+
+
+def ceiling_s(task: Task, limits: Limits) -> float:
+    """The most a test case of ``task`` may take: its ``time_limit_s``, else ``test_timeout_s``."""
+    return task.time_limit_s or limits.test_timeout_s
+
+
+def execute_tests(lang: Language, sandbox: Sandbox, code: str, rendered: RenderedTask, limits: Limits,
+                  ceiling: float) -> tuple[ExecutionResult, float | None]:
+    """Run ``rendered``'s tests against ``code`` as every sample runs: each test with its own
+    ``timeout_s`` (None: ``ceiling``); the whole execution gets the wall limit the language
+    derives from those, at most ``limits.sample_timeout_s`` when that is set (pass a sandbox
+    made by :func:`wall_capped` to keep one across samples). Returns the result and the wall
+    limit the sample got, when known.
+
+    The call's ``test_timeout_s`` is the ceiling: what a test without a limit of its own gets,
+    and what loading the solution may take.
+
+    Raises:
+        InfraError: the toolchain or the sandbox failed.
+    """
+    sandbox = wall_capped(sandbox, limits.sample_timeout_s)
+    if isinstance(sandbox, WallCap):
+        sandbox.forget()
+    result = lang.run_tests(
+        sandbox,
+        code,
+        rendered.tests,
+        prelude=rendered.prelude,
+        limits=SandboxLimits(
+            wall_s=ceiling,
+            memory_mb=limits.memory_mb,
+            output_bytes=limits.output_bytes,
+        ),
+        test_timeout_s=ceiling,
+    )
+    wall = sandbox.last_wall_s() if isinstance(sandbox, WallCap) else None
+    if wall is None:
+        reported = result.extra.get("wall_limit_s")  # the Java runner says what it asked for
+        wall = float(reported) if isinstance(reported, int | float) else None
+    return result, wall
 
 
 class Criterion(abc.ABC):

@@ -21,6 +21,12 @@ class UnitTest(Criterion):
         result = ctx.execution()
         out: list[Measurement] = []
         for t in result.tests:
+            details: dict[str, object] = {"judged": t.judged} if t.judged else {}
+            if t.suspicious:  # a pass that looks forged (see TestOutcome.suspicious)
+                details["suspicious"] = t.suspicious
+            limit = ctx.limit_of(t)
+            if limit is not None:  # which limit struck, for the summary's list of timed-out samples
+                details["limit"], details["limit_s"] = limit
             out.append(Measurement(
                 score=1.0 if t.status == "pass" else 0.0,
                 unit=self.unit,
@@ -34,7 +40,7 @@ class UnitTest(Criterion):
                 status=t.status,
                 line=t.line,
                 hidden=next((s.hidden for s in ctx.rendered.tests if s.name == t.name), None),
-                details={"judged": t.judged} if t.judged else None,
+                details=details or None,
             ))
         passed = sum(t.status == "pass" for t in result.tests)
         total = len(result.tests)
@@ -51,6 +57,9 @@ class UnitTest(Criterion):
             error=result.build_error,
             time_ms=result.process.wall_ms if result.process else None,
             details={"passed": passed, "total": total, "statuses": counts,
-                     "build_error": result.build_error is not None},
+                     "build_error": result.build_error is not None,
+                     **({"suspicious": [t.name for t in result.tests if t.suspicious]}
+                        if any(t.suspicious for t in result.tests) else {})},
         ))
         return out
+

@@ -19,7 +19,8 @@ A failed ``javac`` leaves ``bw_build_failed`` and its output in ``bw_javac.txt``
 
 The runner replaces ``System.out``/``System.err`` with streams that pass everything through and
 also capture each test's output, then for each test writes a ``start`` line, runs the test method
-on a worker thread (``ExecutorService`` + ``Future.get(timeout)``) and writes one JSON line to
+on a worker thread (``ExecutorService`` + ``Future.get`` with that test's own time limit: its
+``TestSpec.timeout_s``, else the call's ``test_timeout_s``) and writes one JSON line to
 ``bw_results.jsonl`` (escaped by hand, ASCII only): status (``pass``; ``fail`` for an
 ``AssertionError``; ``error`` for any other throwable), time (``System.nanoTime`` around the call),
 exception class/message, and the line numbers of the stack frames in the test class. A test that
@@ -46,8 +47,9 @@ Limits
 ------
 The JVM gets ``memory_mb=0`` in the sandbox (an address-space limit breaks it) and
 ``-Xmx<limits.memory_mb>m`` instead. The sandbox's wall limit for the whole sample is
-``max(limits.wall_s, COMPILE_ALLOWANCE_S + JVM_START_ALLOWANCE_S + test_timeout_s * len(tests))``:
-each test is stopped by the runner after ``test_timeout_s``; the wall limit is only the backstop.
+``max(limits.wall_s, COMPILE_ALLOWANCE_S + JVM_START_ALLOWANCE_S + the sum of the tests' limits)``:
+each test is stopped by the runner after its own limit; the wall limit is only the backstop
+(a run's ``limits.sample_timeout_s`` caps it, through the sandbox the engine passes).
 The CPU limit is ``limits.cpu_s`` when set, else twice that wall limit (the JVM's own threads).
 """
 
@@ -58,6 +60,7 @@ import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -81,6 +84,7 @@ __all__ = [
     "blank_java",
     "solution_file_name",
     "split_prelude",
+    "timeouts_of",
     "top_level_types",
     "wall_limit_s",
 ]
@@ -166,11 +170,18 @@ def _javac_version(javac: str) -> str:
     return text[-1].strip()
 
 
-def wall_limit_s(limits: SandboxLimits, test_timeout_s: float, n_tests: int) -> float:
-    """The sandbox's wall limit for compiling and running ``n_tests`` tests (see module doc)."""
-    return max(
-        limits.wall_s, COMPILE_ALLOWANCE_S + JVM_START_ALLOWANCE_S + test_timeout_s * n_tests
-    )
+def wall_limit_s(
+    limits: SandboxLimits, timeouts: float | Sequence[float], n_tests: int = 1
+) -> float:
+    """The sandbox's wall limit for compiling and running the tests (see module doc):
+    ``timeouts`` is every test's limit, or one limit shared by ``n_tests`` tests."""
+    total = timeouts * n_tests if isinstance(timeouts, int | float) else sum(timeouts)
+    return max(limits.wall_s, COMPILE_ALLOWANCE_S + JVM_START_ALLOWANCE_S + total)
+
+
+def timeouts_of(tests: Sequence[TestSpec], test_timeout_s: float) -> list[float]:
+    """Each test's limit in seconds: its own ``timeout_s``, else ``test_timeout_s``."""
+    return [t.timeout_s if t.timeout_s is not None else test_timeout_s for t in tests]
 
 
 class JavaLanguage(Language):
@@ -205,9 +216,10 @@ class JavaLanguage(Language):
         layout = build_test_class(class_name, tests, prelude)
         test_file = f"{class_name}.java"
 
-        wall = wall_limit_s(limits, test_timeout_s, len(tests))
+        timeouts = timeouts_of(tests, test_timeout_s)
+        wall = wall_limit_s(limits, timeouts)
         heap = limits.memory_mb if limits.memory_mb > 0 else DEFAULT_HEAP_MB
-        timeout_ms = max(1, round(test_timeout_s * 1000))
+        timeouts_ms = ",".join(str(max(1, round(t * 1000))) for t in timeouts) or "1"
         cap = max(256, min(OUTPUT_CAP_BYTES, limits.output_bytes * 8 // max(1, len(tests))))
         compile_cmd = shlex.join([javac, *JAVAC_FLAGS, solution_file, test_file])
         run_cmd = shlex.join(
@@ -218,7 +230,7 @@ class JavaLanguage(Language):
                 OUT_DIR,
                 class_name,
                 RESULTS_FILE,
-                str(timeout_ms),
+                timeouts_ms,
                 str(cap),
             ]
         )
@@ -238,7 +250,7 @@ class JavaLanguage(Language):
             collect=(RESULTS_FILE, JAVAC_LOG, BUILD_FAILED),
         )
         return _Collector(
-            source, layout, tests, proc, test_file, solution_file, wall, test_timeout_s
+            source, layout, tests, proc, test_file, solution_file, wall, timeouts
         ).result()
 
 
@@ -257,7 +269,7 @@ class _Collector:
         test_file: str,
         solution_file: str,
         wall_s: float,
-        test_timeout_s: float,
+        timeouts: list[float],
     ) -> None:
         self.layout = layout
         self.tests = tests
@@ -265,7 +277,7 @@ class _Collector:
         self.test_file = test_file
         self.solution_file = solution_file
         self.wall_s = wall_s
-        self.test_timeout_s = test_timeout_s
+        self.timeouts = timeouts
         self.timeout_culprit: int | None = None
         prefix = source + "\n" + f"// ---- {test_file} (this test case's part) ----\n"
         self.offset = prefix.count("\n")
@@ -379,7 +391,7 @@ class _Collector:
             message = _text(rec.get("text")) or _text(rec.get("exc")) or "error"
         elif status == "timeout":
             final = "timeout"
-            message = f"timed out after {self.test_timeout_s:g} s"
+            message = f"timed out after {self.timeouts[i]:g} s"
         else:
             final = "not_run"
             culprit = self.timeout_culprit
@@ -400,8 +412,9 @@ class _Collector:
             return TestOutcome(
                 test.name,
                 "timeout",
-                f"the sample exceeded its wall limit of {self.wall_s:g} s "
-                "(compiling and running every test); this test has no result",
+                "the sample exceeded its wall limit (stopped after "
+                f"{self.proc.wall_ms / 1000:.1f} s of compiling and running the tests); "
+                "this test has no result",
                 None,
                 code,
                 None,

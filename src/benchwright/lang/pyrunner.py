@@ -181,6 +181,8 @@ class Judge:
         self.alive = True
         self.failure: str | None = None
         """Why the sample process is gone: ``timeout`` (killed by us) or ``died``."""
+        self.forged: str | None = None
+        """Why the replies cannot be trusted (see :meth:`finish`)."""
 
     def send(self, data: bytes, fd: "int | None" = None) -> bool:
         """Write requests (JSON lines); False when the sample process is gone."""
@@ -232,9 +234,16 @@ class Judge:
                 pass
 
     def finish(self) -> "tuple[int | None, float, int]":
-        """Close the pipe, reap the sample process: (exit code, CPU ms, peak RSS bytes)."""
+        """Close the pipe, reap the sample process: (exit code, CPU ms, peak RSS bytes).
+
+        Sets ``forged`` when the sample process did not behave as the runner does: it was gone
+        before the judge was done, it did not leave when the pipe closed, or it wrote replies
+        nobody asked for (a solution writing results of its own into the reply pipe)."""
+        early = os.wait4(self.pid, os.WNOHANG)
         os.close(self.requests)
-        pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+        pid, status, usage = early if early[0] == self.pid else os.wait4(self.pid, os.WNOHANG)
+        if early[0] == self.pid and self.alive:
+            self.forged = "the sample process ended before the judge was done with it"
         if pid != self.pid:  # give it up to 2 s to leave after the pipe closed, then kill it
             import select
 
@@ -246,6 +255,8 @@ class Judge:
                 poller = select.poll()
                 poller.register(fd, select.POLLIN)
                 if not poller.poll(2000):
+                    if self.alive:
+                        self.forged = "the sample process did not leave when its work was done"
                     self.kill("timeout")
                 os.close(fd)
             else:
@@ -253,6 +264,19 @@ class Judge:
                 if os.wait4(self.pid, os.WNOHANG)[0] != self.pid:
                     self.kill("timeout")
             pid, status, usage = os.wait4(self.pid, 0)
+        if self.alive and self.forged is None:
+            os.set_blocking(self.replies, False)
+            extra = self.pending
+            try:
+                while len(extra) < 1 << 20:
+                    chunk = os.read(self.replies, 1 << 16)
+                    if not chunk:
+                        break
+                    extra += chunk
+            except BlockingIOError:
+                pass
+            if extra.strip():
+                self.forged = "the sample process wrote replies nobody asked for"
         self.alive = False
         os.close(self.replies)
         os.close(self.wholes)
@@ -379,6 +403,10 @@ def spawn_sample(folder: "str | None" = None) -> Judge:
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
     wholes_r, wholes_w = os.pipe()
+    if folder is not None:  # the server's objects go to a generation the child's collections
+        import gc  # skip, so they do not touch (copy) the pages they share with us
+
+        gc.freeze()
     pid = os.fork()
     if pid == 0:
         try:
@@ -427,7 +455,7 @@ def run_job(sample: Judge, job: "dict[str, Any]", emit: "Callable[[dict[str, obj
         emit({"build": "timeout" if rec["status"] == "timeout" else "error",
               "message": rec.get("message"), "line": rec.get("line"), "output": rec.get("output")})
     else:
-        emit({"build": "ok", "output": rec.get("output")})
+        held: list[dict[str, object]] = [{"build": "ok", "output": rec.get("output")}]
         for i, (check, _req, grace) in enumerate(plans):
             was_alive = sample.alive
             if not pipelined:
@@ -442,8 +470,17 @@ def run_job(sample: Judge, job: "dict[str, Any]", emit: "Callable[[dict[str, obj
                                  + "\n").encode(), sample.wholes)
                     whole = sample.receive(grace)
                     reply = None if whole is None else {**reply, "whole": whole}
-            emit(verdict(i, check, reply, offset) if reply is not None
-                 else _lost(i, sample, was_alive))
+            held.append(verdict(i, check, reply, offset) if reply is not None
+                        else _lost(i, sample, was_alive))
+        exit_code, cpu_ms, rss = sample.finish()
+        if sample.forged is None:  # the verdicts stand only if the process behaved
+            for item in held:
+                emit(item)
+        else:
+            emit({"build": "error", "line": None,
+                  "message": f"results cannot be trusted: {sample.forged}"})
+        emit({"done": True, "cpu_ms": cpu_ms, "max_rss_bytes": rss, "sample_exit": exit_code})
+        return
     exit_code, cpu_ms, rss = sample.finish()
     emit({"done": True, "cpu_ms": cpu_ms, "max_rss_bytes": rss, "sample_exit": exit_code})
 
@@ -480,7 +517,7 @@ def serve() -> None:
     libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: escaped daemons come back to us
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: samples cannot open /proc/<us>/fd/1
     stdin = sys.stdin.buffer
-    config = json.loads(stdin.readline() or b"{}")
+    config = json.loads(_line_unbuffered(0) or b"{}")  # not stdin.readline(): see there
     for name in config.get("preload", ()):
         try:  # noqa: SIM105 - contextlib costs an import per sample
             __import__(name)
@@ -519,6 +556,19 @@ def serve() -> None:
         out.write("".join(lines))
         out.flush()
         lines.clear()
+
+
+def _line_unbuffered(fd: int) -> bytes:
+    """One line of ``fd``, read a byte at a time. A buffered ``readline`` of the configuration
+    may read the first job too (the harness sends both at once); the first sample, forked
+    afterwards, would inherit it in ``sys.stdin``'s buffer and read its own expected values."""
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        data += byte
+    return bytes(data)
 
 
 def cleanup(pid: int, scratch: "list[str]") -> None:

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
+import subprocess
 import sys
+from functools import lru_cache
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
 from benchwright.lang.protocol import collect, parse_lines
 from benchwright.lang.pyserver import RUNNER, ServerPool
 from benchwright.sandbox.base import Sandbox, SandboxLimits
+from benchwright.sandbox.isolated import SYSTEM_PYTHON
+from benchwright.wallcap import sample_cap_s
 
 SETUP_ALLOWANCE_S = 5.0
 SERVER_MARGIN_S = 5.0
@@ -59,8 +64,18 @@ class PythonLanguage(Language):
         chosen = public or names
         return chosen[0] if chosen else None
 
+    install_hint = "apt-get install python3"
+
     def toolchain(self) -> dict[str, str]:
-        return {"python": sys.version.split()[0]}
+        """The interpreter samples run on: the system one that the isolating sandboxes show
+        (the harness's own only under the rlimit fallback)."""
+        return {"python": _version(self.interpreter or SYSTEM_PYTHON)}
+
+    def missing(self) -> str | None:
+        python = self.interpreter or SYSTEM_PYTHON
+        if os.access(python, os.X_OK):
+            return None
+        return f"{python} not found: the isolating sandboxes run Python code with it (`{self.install_hint}`)"
 
     def run_tests(
         self,
@@ -81,12 +96,16 @@ class PythonLanguage(Language):
         }
         wall = SETUP_ALLOWANCE_S + test_timeout_s + sum((t.timeout_s or test_timeout_s) + 1
                                                         for t in tests)
+        cap = sample_cap_s(sandbox)  # limits.sample_timeout_s
+        if cap is not None:
+            wall = min(wall, cap)
         server = self._servers.get(sandbox, limits, self.interpreter) if self.fork_server else None
         if server is not None:
             job["limits"] = {"as": limits.memory_mb * 1024 * 1024 if limits.memory_mb > 0 else -1,
                              "fsize": limits.file_size_mb * 1024 * 1024, "core": 0,
                              "nofile": NOFILE}
-            records, proc = server.run(json.dumps(job).encode() + b"\n", wall + SERVER_MARGIN_S)
+            records, proc = server.run(json.dumps(job).encode() + b"\n",
+                                       wall if cap is not None else wall + SERVER_MARGIN_S)
             infra = next((r["infra"] for r in records if "infra" in r), None)
             if infra is not None:
                 raise InfraError(f"the Python fork server failed: {infra}")
@@ -114,6 +133,16 @@ class PythonLanguage(Language):
 
     def close(self) -> None:
         self._servers.close()
+
+
+@lru_cache(maxsize=8)
+def _version(python: str) -> str:
+    try:
+        out = subprocess.run([python, "-I", "-S", "-c", "import sys; print(sys.version.split()[0])"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return f"harness {sys.version.split()[0]} ({python} not runnable)"
+    return out.stdout.strip() or f"harness {sys.version.split()[0]}"
 
 
 def _code(setup: str, test: TestSpec) -> str:

@@ -191,7 +191,8 @@ def slices(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, float | Non
 
 
 def notes(summary: dict[str, Any]) -> list[str]:
-    """Lines printed under the main table: missed thresholds, infra errors, skipped criteria, isolation."""
+    """Lines printed under the main table: missed thresholds, time limits and the samples that hit
+    one, infra errors, skipped criteria, isolation."""
     out: list[str] = []
     for model, per in (summary.get("thresholds") or {}).items():
         for name, t in (per or {}).items():
@@ -203,6 +204,7 @@ def notes(summary: dict[str, Any]) -> list[str]:
             limit = format_value(t.get("limit"), unit, percent=percent)
             bound = "at least" if t.get("direction", "min") == "min" else "at most"
             out.append(f"{MISSED} threshold missed: {model} {name} = {value} (needs {bound} {limit})")
+    out += time_limit_notes(summary)
     infra = sum(int(((d or {}).get("outcomes") or {}).get("infra_error", 0) or 0)
                 for d in (summary.get("by_model") or {}).values())
     if infra:
@@ -222,6 +224,50 @@ def notes(summary: dict[str, Any]) -> list[str]:
         out.append("isolation: none (no sandbox)")
     elif isolation:
         out.append(f"isolation: {isolation}")
+    return out
+
+
+LISTED_TIMEOUTS = 20
+"""Samples that hit a time limit listed per model under the table (``summary.yaml`` has all)."""
+
+
+def _seconds(value: object) -> str:
+    return f"{value:g} s" if isinstance(value, int | float) and not isinstance(value, bool) else "?"
+
+
+def _hit(test: dict[str, Any]) -> str:
+    name = test.get("test_case")
+    if test.get("limit") == "sample":
+        return f"{name} (the sample's wall limit, {_seconds(test.get('limit_s'))})"
+    if "limit_s" in test:
+        return f"{name} (limit {_seconds(test.get('limit_s'))})"
+    return str(name)
+
+
+def time_limit_notes(summary: dict[str, Any]) -> list[str]:
+    """How the time limits were set (golden-derived), and which samples hit one, per model."""
+    out: list[str] = []
+    tl = summary.get("time_limits")
+    if isinstance(tl, dict):
+        factor = tl.get("golden_factor")
+        times = f"{factor:g} x" if isinstance(factor, int | float) else "a multiple of"
+        out.append(f"time limits: {times} the golden solution's time per test case, at least "
+                   f"{_seconds(tl.get('golden_floor_s'))} ({tl.get('measured', 0)} task/language "
+                   "pair(s) measured)")
+        for kept in tl.get("kept_ceiling") or []:
+            out.append(f"  ceiling kept for {kept.get('task_source')}/{kept.get('task')} "
+                       f"[{kept.get('language')}]: {kept.get('reason')}")
+    for model, data in (summary.get("by_model") or {}).items():
+        samples = (data or {}).get("timed_out_samples") or []
+        if not samples:
+            continue
+        out.append(f"{model}: {len(samples)} sample(s) hit a time limit:")
+        for s in samples[:LISTED_TIMEOUTS]:
+            tests = ", ".join(_hit(t) for t in s.get("tests") or [])
+            out.append(f"  {s.get('task_source')}/{s.get('task')} [{s.get('language')}] "
+                       f"sample {s.get('sample')}: {tests}")
+        if len(samples) > LISTED_TIMEOUTS:
+            out.append(f"  ... and {len(samples) - LISTED_TIMEOUTS} more (see summary.yaml)")
     return out
 
 

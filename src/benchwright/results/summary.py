@@ -48,7 +48,8 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     means: dict[str, dict[str, _Mean]] = defaultdict(lambda: defaultdict(_Mean))
     units: dict[str, str] = {}
     test_ratio: dict[str, _Mean] = defaultdict(_Mean)
-    limited: dict[str, set[str]] = defaultdict(set)  # model -> samples where a test hit a time limit
+    # model -> execution_id -> the sample that had a test hit a time limit, and those tests
+    limited: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     slices: dict[str, dict[str, dict[str, dict[str, _Mean]]]] = {
         k: defaultdict(lambda: defaultdict(lambda: defaultdict(_Mean))) for k in ("difficulty", "area", "language")
     }
@@ -62,7 +63,7 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
                     label = getattr(r, key) or "(none)"
                     slices[key][label][r.model]["pass_rate"].add(1.0 if outcome == "pass" else 0.0)
         if r.status == "timeout":
-            limited[r.model].add(r.execution_id)
+            _limit_hit(limited[r.model], r)
         if r.test_case is not None or r.outcome == "infra_error" or r.criterion == "generation":
             continue
         if r.unit:
@@ -96,6 +97,8 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
             "tasks": len(tasks),
             "outcomes": counts,
             "timed_out": len(limited[model]),
+            "timed_out_samples": sorted(limited[model].values(), key=lambda d: (
+                d["task_source"], d["task"], d["language"], d["sample"])),
             "criteria": crit,
             "pass_at_k": pak,
         }
@@ -113,6 +116,20 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     if thresholds:
         out["thresholds"] = check_thresholds(by_model, thresholds)
     return out
+
+
+def _limit_hit(samples: dict[str, dict[str, Any]], r: Record) -> None:
+    """Note that test ``r`` of its sample hit a time limit (``details.limit_s``: which one)."""
+    entry = samples.setdefault(r.execution_id, {
+        "task_source": r.task_source, "task": r.task, "language": r.language, "sample": r.sample,
+        "tests": []})
+    test: dict[str, Any] = {"test_case": r.test_case}
+    details = r.details or {}
+    if details.get("limit_s") is not None:
+        test["limit_s"] = details["limit_s"]
+    if details.get("limit"):
+        test["limit"] = details["limit"]
+    entry["tests"].append(test)
 
 
 def check_thresholds(by_model: dict[str, Any], thresholds: dict[str, float]) -> dict[str, Any]:

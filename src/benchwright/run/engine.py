@@ -17,6 +17,7 @@ from typing import Any
 from benchwright import __version__
 from benchwright.config.load import config_from_data, load_config
 from benchwright.config.model import ExecConfig
+from benchwright.criteria.base import wall_capped
 from benchwright.errors import InputError, PluginNotFound, Problem, UserError
 from benchwright.model import resolve as model_resolve
 from benchwright.model.base import Provider
@@ -25,9 +26,11 @@ from benchwright.model.engine import GenerationEngine
 from benchwright.registry import registry
 from benchwright.results.record import Generation, Record
 from benchwright.results.summary import summarize
+from benchwright.run import timelimits
 from benchwright.run.executor import Executor, LocalExecutor
 from benchwright.run.folder import RunFolder
 from benchwright.run.plan import Plan, SampleUnit, build_plan, source_names_unique
+from benchwright.run.timelimits import MeasureProgress, TimeLimits
 from benchwright.run.worker import Worker
 from benchwright.sandbox.base import Sandbox
 from benchwright.task.load import LoadedSource, load_task_source
@@ -225,9 +228,37 @@ class _Tracker:
         }, force=force)
 
 
+def time_limits(prep: Prepared, folder: RunFolder, measuring: MeasureProgress | None = None,
+                warn: Callable[[str], None] | None = None) -> TimeLimits | None:
+    """With ``limits.golden_factor`` set: the run's per-test time limits, from its
+    ``limits.yaml`` when it has one (a resumed run), else measured now and written there.
+    Each (task, language) that keeps the ceiling is passed to ``warn``."""
+    if prep.config.limits.golden_factor is None:
+        return None
+    stored = folder.limits()
+    if stored is not None:
+        return TimeLimits.from_data(stored)
+    sandbox = wall_capped(prep.sandbox, prep.config.limits.sample_timeout_s)
+    limits = timelimits.measure(prep.plan.units, sandbox, prep.config.limits,
+                                workers=prep.config.limits.concurrency, progress=measuring)
+    folder.write_limits(limits.to_data())
+    if warn is not None:
+        for t in limits.kept_ceiling():
+            warn(f"time limits: {t.label} keeps the ceiling of {t.ceiling_s:g} s per test: {t.kept_ceiling}")
+    return limits
+
+
 def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
-            executor: Executor | None = None, retry_errors: bool = False) -> RunResult:
-    """Run every unit of the plan not yet in ``folder``; write the summary. Resumable."""
+            executor: Executor | None = None, retry_errors: bool = False, *,
+            measuring: MeasureProgress | None = None, warn: Callable[[str], None] | None = None) -> RunResult:
+    """Run every unit of the plan not yet in ``folder``; write the summary. Resumable.
+
+    With ``limits.golden_factor``, the golden solutions are measured first (``measuring`` sees
+    the progress, ``warn`` each task that keeps the ceiling); see :mod:`benchwright.run.timelimits`.
+    """
+    limits = time_limits(prep, folder, measuring, warn)
+    if limits is not None:
+        prep.plan.units = limits.apply(prep.plan.units)
     drop: set[str] = set()
     if retry_errors:
         drop = {r.execution_id for r in folder.records() if r.outcome == "infra_error"}
@@ -243,7 +274,9 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     if prep.config.cache is not False and any(p.cacheable for p in prep.providers.values()):
         cache = GenerationCache(prep.workspace.state / CACHE_FILE)
     generation = GenerationEngine(prep.providers, prep.workspace.settings, cache, prep.config.cache)
-    worker = Worker(folder.run_id, generation, prep.sandbox, prep.config.limits)
+    # one wrapper for the whole run: runners that keep servers per sandbox keep them
+    sandbox = wall_capped(prep.sandbox, prep.config.limits.sample_timeout_s)
+    worker = Worker(folder.run_id, generation, sandbox, prep.config.limits)
 
     def on_generation(gen: Generation) -> None:
         folder.append_generation(gen)
@@ -275,6 +308,8 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     summary = summarize(folder.records(), folder.run_id, prep.config.thresholds)
     summary["skipped_criteria"] = prep.plan.skipped_criteria
     summary["isolation"] = prep.sandbox.isolation
+    if limits is not None:
+        summary["time_limits"] = limits.summary()
     folder.write_summary(summary)
     tracker.state = "completed"
     tracker.write(force=True)
@@ -282,7 +317,8 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
 
 
 def start(ws: Workspace, config_path: Path, tasks: Sequence[str] = (), progress: Progress | None = None,
-          run_id: str | None = None, prepared: Callable[[Prepared], None] | None = None) -> RunResult:
+          run_id: str | None = None, prepared: Callable[[Prepared], None] | None = None, *,
+          measuring: MeasureProgress | None = None, warn: Callable[[str], None] | None = None) -> RunResult:
     """Check everything, then create the run folder and run. ``prepared`` sees the checked plan
     before anything is written (the CLI prints its warnings there)."""
     prep = prepare(ws, config_path, tasks)
@@ -290,10 +326,11 @@ def start(ws: Workspace, config_path: Path, tasks: Sequence[str] = (), progress:
         prepared(prep)
     rid = run_id or new_run_id(config_path)
     folder = RunFolder.create(ws.results / rid, manifest(prep, rid, tasks))
-    return execute(prep, folder, progress)
+    return execute(prep, folder, progress, measuring=measuring, warn=warn)
 
 
-def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_errors: bool = False) -> RunResult:
+def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_errors: bool = False, *,
+           measuring: MeasureProgress | None = None, warn: Callable[[str], None] | None = None) -> RunResult:
     """Finish a run that stopped: no record lost, doubled or torn; no generation made twice.
 
     Raises:
@@ -313,4 +350,4 @@ def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_e
     backend = (info.get("sandbox") or {}).get("backend")  # a resumed run keeps its isolation
     prep = Prepared(ws, config_path, config, sources, plan, make_providers(ws, plan),
                     make_sandbox(ws, backend if isinstance(backend, str) else None))
-    return execute(prep, folder, progress, retry_errors=retry_errors)
+    return execute(prep, folder, progress, retry_errors=retry_errors, measuring=measuring, warn=warn)

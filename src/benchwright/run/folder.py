@@ -1,5 +1,5 @@
 """The run folder: ``run.yaml``, ``status.yaml``, ``generations.jsonl``, ``records.jsonl``,
-``summary.yaml``. Append-only JSONL, one ``write`` per sample, so a kill at any moment leaves at
+``summary.yaml``, and ``limits.yaml`` (time limits derived from the golden solutions). Append-only JSONL, one ``write`` per sample, so a kill at any moment leaves at
 most one torn line, which :meth:`RunFolder.repair` drops on resume."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ STATUS_FILE = "status.yaml"
 RECORDS_FILE = "records.jsonl"
 GENERATIONS_FILE = "generations.jsonl"
 SUMMARY_FILE = "summary.yaml"
+LIMITS_FILE = "limits.yaml"
 
 
 def _append(path: Path, lines: list[str]) -> None:
@@ -158,6 +159,19 @@ class RunFolder:
 
     def write_summary(self, summary: dict[str, Any]) -> None:
         yamldoc.atomic_write(self.path / SUMMARY_FILE, yamldoc.dump_text(summary))
+
+    def write_limits(self, limits: dict[str, Any]) -> None:
+        """``limits.yaml``: written once, before any sample is evaluated; a resume reads it."""
+        yamldoc.atomic_write(self.path / LIMITS_FILE, yamldoc.dump_text(limits))
+
+    def limits(self) -> dict[str, Any] | None:
+        p = self.path / LIMITS_FILE
+        if not p.exists():
+            return None
+        data = yamldoc.load(p).data
+        if not isinstance(data, dict):
+            raise UserError(f"{p} is not a limits file")
+        return data
 
     def summary(self) -> dict[str, Any] | None:
         p = self.path / SUMMARY_FILE
