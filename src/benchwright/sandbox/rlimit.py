@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import os
 import resource
+import select
 import selectors
 import shutil
 import signal
@@ -133,6 +134,8 @@ class ProcessSession(Session):
         assert proc.stdout is not None and proc.stderr is not None
         os.set_blocking(proc.stdout.fileno(), False)
         os.set_blocking(proc.stderr.fileno(), False)
+        self._poll = select.poll()
+        self._poll.register(proc.stdout.fileno(), select.POLLIN | select.POLLHUP)
 
     @property
     def alive(self) -> bool:
@@ -170,10 +173,12 @@ class ProcessSession(Session):
     def send(self, data: bytes) -> bool:
         if not self.alive or self.proc.stdin is None:
             return False
+        fd = self.proc.stdin.fileno()
         try:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError:
             self._dead = True
             return False
         return True
@@ -182,25 +187,23 @@ class ProcessSession(Session):
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout_s
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while True:
-                end = self._buf.find(b"\n")
-                if end >= 0:
-                    line = bytes(self._buf[:end])
-                    del self._buf[: end + 1]
-                    return line
+        while True:
+            end = self._buf.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buf[:end])
+                del self._buf[: end + 1]
+                return line
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
                 left = deadline - time.monotonic()
-                if left <= 0 or not sel.select(left):
+                if left <= 0 or not self._poll.poll(left * 1000):
                     return None
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    self._dead = True
-                    return None
-                self._buf.extend(chunk)
+                continue
+            if not chunk:
+                self._dead = True
+                return None
+            self._buf.extend(chunk)
 
     def stderr_tail(self) -> str:
         while self._read_err(0.05):
