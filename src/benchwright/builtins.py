@@ -8,8 +8,13 @@ from benchwright.registry import Registry
 def register(reg: Registry) -> None:
     from benchwright.criteria.unit_test import UnitTest
     from benchwright.criteria.usage import CpuUsage, RamUsage, TokenCount
+    from benchwright.lang.bash import BashLanguage
+    from benchwright.lang.c import CLanguage, CppLanguage
+    from benchwright.lang.golang import GoLanguage
     from benchwright.lang.java import JavaLanguage
+    from benchwright.lang.javascript import JavaScriptLanguage, TypeScriptLanguage
     from benchwright.lang.python import PythonLanguage
+    from benchwright.lang.rust import RustLanguage
     from benchwright.model.anthropic_provider import AnthropicProvider
     from benchwright.model.hf import HFProvider
     from benchwright.model.openai_compat import OpenAICompatibleProvider
@@ -23,6 +28,9 @@ def register(reg: Registry) -> None:
         reg.add("criterion", criterion.name, criterion)
     reg.add("language", "python", PythonLanguage)
     reg.add("language", "java", JavaLanguage)
+    for language in (JavaScriptLanguage, TypeScriptLanguage, CLanguage, CppLanguage, RustLanguage,
+                     GoLanguage, BashLanguage):
+        reg.add("language", language.name, language)
     reg.add("provider", "hf", HFProvider)
     reg.add("provider", "reference", ReferenceProvider)
     reg.add("provider", "openai-compatible", OpenAICompatibleProvider)

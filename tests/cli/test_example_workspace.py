@@ -113,3 +113,21 @@ def test_schema_and_list(bw: Runner) -> None:
     for name in ("unit-test", "cpu-usage", "ram-usage", "token-count"):
         assert name in listed.stdout
     assert "python" in bw("list", "languages").stdout and "java" in bw("list", "languages").stdout
+
+
+def test_every_language_runs_its_example_tasks(workspace: Path, bw: Runner) -> None:
+    """configs/languages.yaml: the same tasks in all nine languages, golden solutions pass,
+    with a record per test case and the sample's CPU time and memory."""
+    proc = bw("run", "configs/languages.yaml", cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    records = read_jsonl(only_run(workspace) / "records.jsonl")
+    langs = {r["language"] for r in records}
+    assert langs == {"python", "java", "javascript", "typescript", "c", "cpp", "rust", "go", "bash"}
+    for lang in langs:
+        mine = [r for r in records if r["language"] == lang]
+        tests = [r for r in mine if r["criterion"] == "unit-test" and r["test_case"]]
+        assert len(tests) >= 3 * 4 and all(r["status"] == "pass" and r["time_ms"] is not None
+                                           for r in tests), lang
+        usage = {r["criterion"]: r["score"] for r in mine if r["criterion"] in ("cpu-usage", "ram-usage")}
+        assert usage and all(isinstance(v, (int, float)) and v > 0 for v in usage.values()), (lang, usage)
+    assert {r["outcome"] for r in records} == {"pass"}

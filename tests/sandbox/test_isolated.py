@@ -75,9 +75,10 @@ def test_a_missing_system_python_names_the_package(sandbox: IsolatedSandbox,
 
 
 def test_an_explicit_interpreter_still_wins(sandbox: IsolatedSandbox) -> None:
-    result = PythonLanguage(interpreter="/usr/bin/python3").run_tests(
-        sandbox, "x = 1", [TestSpec("t", "assert x == 1")], prelude=None,
-        limits=SandboxLimits(), test_timeout_s=5)
+    lang = PythonLanguage(interpreter="/usr/bin/python3")
+    result = lang.run_tests(sandbox, "x = 1", [TestSpec("t", "assert x == 1")], prelude=None,
+                            limits=SandboxLimits(), test_timeout_s=5)
+    lang.close()
     assert result.tests[0].status == "pass"
 
 

@@ -96,6 +96,8 @@ def test_doctor(bw: Runner) -> None:
     rlimit = next(b for b in data["backends"] if b["name"] == "rlimit")
     assert "no-network" in rlimit["lacks"]
     tools = {t["tool"]: t for t in data["toolchains"]}
-    assert set(tools) == {"python", "javac", "java"}
+    assert set(tools) == {"python", "javac", "java", "javascript", "typescript", "c", "cpp", "rust",
+                          "go", "bash"}
     for tool in tools.values():
         assert (tool["version"] is None) == (tool["install"] is not None)
+        assert tool["version"], tool  # the README set-up installs every toolchain

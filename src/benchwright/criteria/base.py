@@ -11,9 +11,9 @@ from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome
 from benchwright.results.record import Generation, Verdict
 from benchwright.sandbox.base import Sandbox, SandboxLimits
+from benchwright.sandbox.wallcap import WallCap, wall_capped
 from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask
-from benchwright.wallcap import WallCap, wall_capped
 
 __all__ = ["Criterion", "Measurement", "SampleContext", "WallCap", "ceiling_s", "execute_tests",
            "wall_capped"]

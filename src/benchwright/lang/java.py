@@ -194,8 +194,16 @@ class JavaLanguage(Language):
     def infer_entry_point(self, code: str) -> str | None:
         return entry_point(code)
 
+    install_hint = "apt-get install default-jdk-headless"
+
     def toolchain(self) -> dict[str, str]:
         return {"javac": _javac_version(_tool("javac"))}
+
+    def missing(self) -> str | None:
+        absent = [t for t in ("javac", "java") if shutil.which(t) is None]
+        if absent:
+            return f"{' and '.join(absent)} not on PATH ({INSTALL_HINT})"
+        return None
 
     def run_tests(
         self,

@@ -173,3 +173,6 @@ class ServerPool:
             self._servers.clear()
         for server in servers:
             server.close()
+
+    def __del__(self) -> None:  # a language dropped without close() leaves no server behind
+        self.close()

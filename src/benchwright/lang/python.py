@@ -21,7 +21,7 @@ from benchwright.lang.protocol import collect, parse_lines
 from benchwright.lang.pyserver import RUNNER, ServerPool
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 from benchwright.sandbox.isolated import SYSTEM_PYTHON
-from benchwright.wallcap import sample_cap_s
+from benchwright.sandbox.wallcap import sample_cap_s
 
 SETUP_ALLOWANCE_S = 5.0
 SERVER_MARGIN_S = 5.0

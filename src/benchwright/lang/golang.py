@@ -1,0 +1,388 @@
+"""Go: ``go build`` makes one test program per sample; every test case runs in its own process.
+
+Test cases
+----------
+A test case is Go statements, the body of ``func(t *bwdriver.T)``: ``t`` has the familiar part
+of ``testing.T`` (``Errorf``, ``Error``, ``Fatalf``, ``Fatal``, ``Fail``, ``FailNow``,
+``Failed``, ``Log``, ``Logf``, ``Helper``) plus ``t.Equal(got, want, msgAndArgs...)`` (deep
+equality; a nil slice or map equals an empty one; numbers of different types compare by value).
+So either of::
+
+    t.Equal(CollapseRuns("aaabcc"), "a3bc2")
+    if got := CollapseRuns("abc"); got != "abc" { t.Errorf("CollapseRuns(%q) = %q", "abc", got) }
+
+The test is ``fail`` when it reported an error, ``error`` when it panicked (the message is
+``panic: ...``, the line the innermost frame of the solution or test), ``pass`` when it returned
+without either. The optional prelude is Go code shared by the tests (helpers, types, imports).
+
+Imports
+-------
+The solution is its own file with its own imports (Go's imports are per file), so the model's
+imports never clash with the tests'. The tests' file imports what the tests and the prelude use:
+the prelude's ``import`` lines that are used (an unused one is dropped: unused imports do not
+compile in Go), and a standard package a test names without importing it (``strings.Repeat``,
+``sort.Ints``, ``utf8.RuneCountInString``...: see :data:`STD_PACKAGES`).
+
+How one sample runs
+-------------------
+The work folder gets a module ``bwsample`` (``go.mod``, no dependencies): ``solution.go`` (the
+solution verbatim; its ``package`` clause made ``package main`` in place or, when it has none,
+``package main`` added as line 1; a ``func main()`` renamed ``bwSolutionMain`` in place),
+``bw_tests.go`` (imports, prelude, ``func bwTest<i>(t *bwdriver.T) { <test i> }``, ``func main``)
+and ``bwdriver/driver.go`` (the resource ``godriver.go``). One sandbox call runs
+``nativerunner.py`` (its docstring has the protocol), which builds with Debian's ``/usr/bin/go``
+(``go build``, modules on, ``GOPROXY=off``, the build cache in the work folder: the standard
+library comes precompiled with Debian's Go, so a cold build takes about 0.3-0.5 s) and runs
+``./bwtests <i>`` once per test. Package ``bwdriver`` is initialised before package main, so it
+takes the runner's token before any init function of the solution runs.
+
+Lines: a test's ``code`` is ``solution.go`` as compiled, then a marker line and an excerpt of
+``bw_tests.go`` (its header with the imports and the prelude, and that test's function).
+
+Limits
+------
+The Go runtime reserves about 700 MB of address space at start, so the sandbox gets
+``memory_mb=0``; each test process gets ``RLIMIT_DATA = limits.memory_mb + 64`` MiB (what the
+heap can really use: beyond it the runtime dies with "out of memory", an ``error``) and
+``GOMEMLIMIT = limits.memory_mb`` MiB (the collector works harder before that).
+
+What a hostile solution can still do
+------------------------------------
+Exiting early (``os.Exit(0)``, in an ``init`` or a test), crashing, printing ``BWR`` lines or
+writing to fd 3 is never a pass: the runner's lines carry a nonce no test process sees, and a
+test's pass needs its token, which ``bwdriver`` reads before the solution's initialisers run.
+Refused before the build, as a build error: ``import "C"`` (cgo: a C constructor runs before any
+Go code) and ``//go:linkname`` (reaches ``bwdriver``'s unexported token). What remains: code
+written against this driver can find its test's token in its own process's memory (``unsafe``,
+``/proc/self/mem``) and write a pass on fd 3; that forges the verdict of every test whose process
+runs that code (each test has its own process and token). A pass of a solution that mentions
+``/proc/self`` is flagged ``suspicious``. It cannot read or write the runner through ``/proc``
+(non-dumpable) under bwrap and unshare (under the rlimit fallback as root it can), and leftovers
+of a test's process group are killed after it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from benchwright.errors import InfraError
+from benchwright.lang.base import ExecutionResult, Language, TestSpec
+from benchwright.lang.native import (
+    Plan,
+    SourceMap,
+    blank,
+    build_failure,
+    flag_suspicious,
+    rejected,
+    run_plan,
+    usage_extra,
+)
+from benchwright.lang.protocol import collect, require_tool
+from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
+
+INSTALL_HINT = "apt-get install golang-go"
+TOOL_PATH = "/usr/local/bin:/usr/bin:/bin"
+MODULE = "bwsample"
+SOLUTION_FILE = "solution.go"
+TEST_FILE = "bw_tests.go"
+BINARY = "bwtests"
+DATA_SLACK_MB = 64
+"""RLIMIT_DATA above ``memory_mb``: the Go runtime's own writable mappings (about 45 MB)."""
+DRIVER = resources.files("benchwright.lang").joinpath("godriver.go").read_bytes()
+GO_MOD = f"module {MODULE}\n\ngo 1.19\n".encode()
+
+BUILD_ENV = {
+    "GOCACHE": "{work}/.gocache",
+    "GOPATH": "{work}/.gopath",
+    "GOTMPDIR": "{work}/.tmp",
+    "TMPDIR": "{work}/.tmp",
+    "GO111MODULE": "on",
+    "GOFLAGS": "-mod=mod",
+    "GOPROXY": "off",
+    "GOSUMDB": "off",
+    "GOWORK": "off",
+    "GOTOOLCHAIN": "local",
+    "GOTELEMETRY": "off",
+}
+
+STD_PACKAGES: dict[str, str] = {
+    name: name for name in (
+        "bufio", "bytes", "context", "errors", "fmt", "io", "math", "os", "path", "reflect",
+        "regexp", "runtime", "sort", "strconv", "strings", "sync", "time", "unicode",
+    )
+} | {
+    "atomic": "sync/atomic", "base64": "encoding/base64", "big": "math/big",
+    "binary": "encoding/binary", "bits": "math/bits", "cmplx": "math/cmplx",
+    "crc32": "hash/crc32", "csv": "encoding/csv", "debug": "runtime/debug", "fnv": "hash/fnv",
+    "filepath": "path/filepath", "heap": "container/heap", "hex": "encoding/hex",
+    "json": "encoding/json", "list": "container/list", "md5": "crypto/md5",
+    "rand": "math/rand", "ring": "container/ring", "sha1": "crypto/sha1",
+    "sha256": "crypto/sha256",
+    "utf16": "unicode/utf16", "utf8": "unicode/utf8",
+}
+"""Standard packages a test or the prelude may use without importing them (name -> path)."""
+
+_PACKAGE = re.compile(r"\A(?P<before>(?:\s|//[^\n]*\n|/\*.*?\*/)*)package[ \t]+(?P<name>\w+)", re.S)
+_MAIN = re.compile(r"(?m)^func[ \t]+main([ \t]*\([ \t]*\))")
+_FUNC = re.compile(r"(?m)^func[ \t]+(?:\([^)]*\)[ \t]*)?(?P<name>[A-Za-z_]\w*)")
+_LITERALS = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\\n]|\\.)*\'', re.S)
+_QUALIFIED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\.\s*[A-Za-z_]")
+_IMPORT_SPEC = re.compile(r'^\s*(?P<alias>[\w.]+\s+)?(?P<path>"[^"]+"|`[^`]+`)\s*(?://.*)?$')
+_SHORT_DECL = re.compile(r"([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*:=")
+_DECL = re.compile(r"\b(?:var|const|type|func)\s+([A-Za-z_]\w*)")
+_DIRECTIVE = re.compile(r"(?m)^[ \t]*//go:(linkname|cgo_\w+)\b")
+_STRINGS = re.compile(r'//[^\n]*|/\*.*?\*/|`[^`]*`|\'(?:[^\'\\\n]|\\.)*\'', re.S)
+"""Comments, raw strings and runes (an import path is a plain string)."""
+_CGO = re.compile(r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?"C"', re.S)
+_ERROR = re.compile(r"(?m)^(?:\./)?(?P<file>[\w./-]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: ")
+
+
+def prepare_solution(solution: str) -> str:
+    """``solution.go``: the package made ``main`` (added when missing), ``main`` renamed."""
+    text = solution.lstrip("\ufeff")
+    m = _PACKAGE.match(text)
+    if m is None:
+        text = "package main\n" + text
+    elif m.group("name") != "main":
+        text = text[: m.start("name")] + "main" + text[m.end("name"):]
+    text = _MAIN.sub(r"func bwSolutionMain\1", text)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def split_prelude(prelude: str | None) -> tuple[list[tuple[str | None, str]], list[str]]:
+    """The prelude's imports ``(alias or None, path)`` and its other lines."""
+    imports: list[tuple[str | None, str]] = []
+    rest: list[str] = []
+    lines = (prelude or "").rstrip("\n").split("\n") if prelude and prelude.strip() else []
+    in_block = False
+    for line in lines:
+        stripped = line.strip()
+        if in_block:
+            if stripped.startswith(")"):
+                in_block = False
+            elif (m := _IMPORT_SPEC.match(stripped)) is not None:
+                imports.append(_spec(m))
+            continue
+        if re.match(r"^import\s*\(\s*$", stripped):
+            in_block = True
+            continue
+        m = re.match(r"^import\s+(.*)$", stripped)
+        if m is not None and (spec := _IMPORT_SPEC.match(m.group(1))) is not None:
+            imports.append(_spec(spec))
+            continue
+        rest.append(line)
+    return imports, rest
+
+
+def _spec(m: re.Match[str]) -> tuple[str | None, str]:
+    alias = m.group("alias").strip() if m.group("alias") else None
+    return alias, m.group("path")[1:-1]
+
+
+def used_names(code: str) -> set[str]:
+    """Identifiers used as ``name.Something`` outside comments and literals."""
+    return set(_QUALIFIED.findall(_LITERALS.sub(" ", code)))
+
+
+def declared_names(code: str) -> set[str]:
+    """Names the code declares (``x :=``, ``a, b :=``, ``var``, ``const``, ``type``, ``func``):
+    a test's local ``list`` or a solution's global ``rand`` is no package to import."""
+    text = _LITERALS.sub(" ", code)
+    names: set[str] = set()
+    for lhs in _SHORT_DECL.findall(text):
+        names.update(n.strip() for n in lhs.split(","))
+    names.update(_DECL.findall(text))
+    return names
+
+
+def imports_for_tests(prelude_imports: list[tuple[str | None, str]], code: str,
+                      solution: str = "") -> list[str]:
+    """The import lines of ``bw_tests.go``: used prelude imports, then standard packages the
+    code names without importing them (unless the code or the solution declares that name)."""
+    names = used_names(code)
+    lines: list[str] = []
+    taken: set[str] = set()
+    for alias, path in prelude_imports:
+        name = alias or path.rsplit("/", 1)[-1]
+        if alias in ("_", ".") or name in names:
+            lines.append(f'{alias} "{path}"' if alias else f'"{path}"')
+            taken.add(name)
+    for name in sorted(names - taken - declared_names(code + "\n" + solution)):
+        if name in STD_PACKAGES:
+            lines.append(f'"{STD_PACKAGES[name]}"')
+    return lines
+
+
+def forbidden(solution: str) -> tuple[str, int] | None:
+    """The first ``//go:linkname`` (reaches the driver's unexported token) or ``import "C"``
+    (cgo: C constructors run before every Go initialiser) of the solution, with its line."""
+    found = [(m.start(), f"//go:{m.group(1)}") for m in _DIRECTIVE.finditer(solution)]
+    found += [(m.end() - 1, 'import "C"') for m in _CGO.finditer(blank(solution, _STRINGS))]
+    if not found:
+        return None
+    at, what = min(found)
+    return what, solution.count("\n", 0, at) + 1
+
+
+def generate(solution: str, tests: list[TestSpec], prelude: str | None
+             ) -> tuple[dict[str, bytes], SourceMap]:
+    """The module's files and where the lines of its test file come from."""
+    source = prepare_solution(solution)
+    imports, rest = split_prelude(prelude)
+    code = "\n".join(rest) + "\n" + "\n".join(t.code for t in tests)
+    header = ["package main", "", "import (", f'\t"{MODULE}/bwdriver"']
+    header += [f"\t{line}" for line in imports_for_tests(imports, code, source)]
+    header += [")"]
+    if rest:
+        header += ["", *rest]
+    header += [""]
+    line = len(header) + 1
+    functions: list[tuple[int, list[str]]] = []
+    for i, test in enumerate(tests):
+        body = [("\t" + ln) if ln.strip() else "" for ln in test.code.rstrip("\n").split("\n")]
+        lines = [f"func bwTest{i}(t *bwdriver.T) {{", *body, "}"]
+        functions.append((line, lines))
+        line += len(lines)
+    table = ", ".join(f"bwTest{i}" for i in range(len(tests)))
+    test_file = (
+        "".join(ln + "\n" for ln in header)
+        + "".join(ln + "\n" for _, lines in functions for ln in lines)
+        + f"\nfunc main() {{\n\tbwdriver.Main([]func(*bwdriver.T){{{table}}})\n}}\n"
+    )
+    files = {
+        f"{MODULE}/go.mod": GO_MOD,
+        f"{MODULE}/{SOLUTION_FILE}": source.encode(),
+        f"{MODULE}/{TEST_FILE}": test_file.encode(),
+        f"{MODULE}/bwdriver/driver.go": DRIVER,
+    }
+    smap = SourceMap(SOLUTION_FILE, source, TEST_FILE, header, functions, [],
+                     marker=f"// ---- {TEST_FILE} (this test case's part) ----")
+    return files, smap
+
+
+def entry_point(code: str) -> str | None:
+    """The first exported top-level function (not a method), else the first function; never
+    ``main`` or ``init``."""
+    names = [m.group("name") for m in _FUNC.finditer(code)
+             if not m.group(0).split("func", 1)[1].lstrip().startswith("(")]
+    names = [n for n in names if n not in ("main", "init")]
+    exported = [n for n in names if n[0].isupper()]
+    chosen = exported or names
+    return chosen[0] if chosen else None
+
+
+@lru_cache(maxsize=4)
+def _version(go: str) -> str:
+    try:
+        done = subprocess.run([go, "version"], capture_output=True, text=True, timeout=60,
+                              check=False, env={"PATH": TOOL_PATH, "GOTOOLCHAIN": "local",
+                                                "GOCACHE": "off", "HOME": "/nonexistent"})
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise InfraError(f"go: `{go} version` failed: {e} (`{INSTALL_HINT}`)") from e
+    if done.returncode != 0 or not done.stdout.strip():
+        raise InfraError(f"go: `{go} version` failed (`{INSTALL_HINT}`)")
+    return done.stdout.strip().removeprefix("go version ")
+
+
+class GoLanguage(Language):
+    """Go with Debian's ``go`` (1.19 on bookworm); the standard library only."""
+
+    name = "go"
+    fence_names = ("go", "golang")
+    file_extension = ".go"
+    install_hint = INSTALL_HINT
+
+    def infer_entry_point(self, code: str) -> str | None:
+        return entry_point(code)
+
+    def toolchain(self) -> dict[str, str]:
+        go = shutil.which("go", path=TOOL_PATH)
+        if go is None:
+            raise InfraError(f"go: 'go' is not installed on this machine (`{INSTALL_HINT}`)")
+        return {"go": _version(go)}
+
+    def missing(self) -> str | None:
+        if shutil.which("go", path=TOOL_PATH) is None:
+            return f"go needs the go command (`{INSTALL_HINT}`)"
+        return None
+
+    def run_tests(
+        self,
+        sandbox: Sandbox,
+        solution: str,
+        tests: list[TestSpec],
+        *,
+        prelude: str | None,
+        limits: SandboxLimits,
+        test_timeout_s: float,
+    ) -> ExecutionResult:
+        go = require_tool(sandbox, "go", language=self.name, hint=INSTALL_HINT)
+        files, smap = generate(solution, tests, prelude)
+        bad = forbidden(smap.solution)
+        if bad is not None:
+            return rejected(tests, smap.code, f"{SOLUTION_FILE}:{bad[1]}: `{bad[0]}` is not allowed "
+                            "in a solution: it can run code before the test driver or reach its "
+                            "secrets (and so forge results)", bad[1])
+        run_env = {"GOTRACEBACK": "single"}
+        if limits.memory_mb > 0:
+            run_env["GOMEMLIMIT"] = f"{limits.memory_mb}MiB"
+        plan = Plan(
+            files=files,
+            build=[{
+                "argv": [go, "build", "-buildvcs=false", "-o", f"../{BINARY}", "."],
+                "cwd": MODULE,
+                "env": BUILD_ENV,
+            }],
+            run_argv=[f"./{BINARY}"],
+            run_env=run_env,
+            data_mb=limits.memory_mb + DATA_SLACK_MB if limits.memory_mb > 0 else 0,
+            location=rf"({SOLUTION_FILE}|{TEST_FILE}):(\d+)",
+            crash_markers=("panic:", "fatal error:", "runtime:"),
+            dirs=(".gocache", ".gopath", ".tmp"),
+        )
+        proc, records = run_plan(sandbox, plan, tests, limits=limits,
+                                 test_timeout_s=test_timeout_s, language=self.name)
+        head = records[0] if records else {}
+        if head.get("build") in ("error", "timeout"):
+            return _build_error(tests, proc, str(head.get("message") or ""), smap,
+                                timed_out=head.get("build") == "timeout")
+        records = flag_suspicious([_mapped(rec, smap) for rec in records], solution)
+        result = collect(tests, records, proc, smap.code)
+        result.extra.update(usage_extra(records))
+        return result
+
+
+def _mapped(rec: dict[str, Any], smap: SourceMap) -> dict[str, Any]:
+    index = rec.get("i")
+    if not isinstance(index, int) or index >= len(smap.functions) or rec.get("status") == "pass":
+        return rec
+    line = rec.get("line")
+    out = dict(rec)
+    out["line"] = smap.line(index, str(rec.get("file") or ""),
+                            line if isinstance(line, int) and not isinstance(line, bool) else None)
+    return out
+
+
+def _build_error(tests: list[TestSpec], proc: ProcessResult, log: str, smap: SourceMap, *,
+                 timed_out: bool) -> ExecutionResult:
+    errors = [(m.group("file"), int(m.group("line"))) for m in _ERROR.finditer(log)]
+    if not timed_out and not errors and "cannot find package" not in log \
+            and "is not in GOROOT" not in log and "no required module" not in log:
+        # the go command itself failed (no GOROOT, a broken cache): not the model's fault
+        raise InfraError(f"go: go build failed without a compile error: {log.strip()[:2000]}")
+    message = log.strip() or "go build failed"
+
+    def line(i: int) -> int | None:
+        for file, file_line in errors:
+            mapped = smap.line(i, file, file_line)
+            if mapped is not None:
+                return mapped
+        return None
+
+    return build_failure(tests, proc, message, smap.code, line,
+                         status="timeout" if timed_out else "error")

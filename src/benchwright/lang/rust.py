@@ -1,0 +1,304 @@
+"""Rust: ``rustc`` builds one test program per sample; every test case runs in its own process.
+
+Test cases
+----------
+A test case is Rust statements, the body of a function that returns ``()``, typically
+``assert_eq!(collapse_runs("aaabcc"), "a3bc2");`` or ``assert!(x > 0, "why");``. The optional
+prelude is Rust items (``use`` lines, helper functions) shared by the tests. Tests see the
+solution's items (``use super::*``), including private ones.
+
+How one sample runs
+-------------------
+The work folder gets ``main.rs``:
+
+* the solution verbatim, from line 1 (a top-level ``fn main`` is renamed ``bw_solution_main``
+  in place, so line numbers stay);
+* ``mod bw_tests { use super::*; <prelude> pub fn bw_test_<i>() { <test i> } ... }``;
+* ``fn main`` and the driver (the resource ``rustdriver.rs``, a module that names only
+  fully qualified ``std`` paths).
+
+One sandbox call runs ``nativerunner.py`` (its docstring has the protocol), which builds with
+``rustc --edition 2021 -C opt-level=0 -C debug-assertions=on -C overflow-checks=on
+--cap-lints allow`` (and :data:`RUSTC_FLAGS`; Debian's ``/usr/bin/rustc``; no cargo, no crates;
+lints never fail a build; integer overflow panics, as under ``cargo test``) and runs
+``./bwtests <i>`` once per test. The driver reads the runner's token from stdin, runs test
+``i`` under ``catch_unwind`` with a panic hook that keeps the first panic's message and location,
+and writes its verdict with the token on fd 3.
+A panic at an ``assert!``/``assert_eq!``/``assert_ne!`` (or ``debug_assert*``) is ``fail``, as is a
+``panic!``/``unreachable!`` written in a test or the prelude; any other panic (an ``unwrap``, an
+index out of bounds in the solution...) is ``error``; a crash (stack overflow, SIGSEGV, an
+allocation failure) is ``error`` with the process's own explanation.
+
+Lines: a test's ``code`` is the solution, then an excerpt of ``main.rs`` (the module's first
+lines, the prelude and that test's function); the panic's ``main.rs`` line is mapped into it.
+A compile error is a ``build_error`` with the line of the first error (in the solution, or in the
+test's excerpt when that test broke the build).
+
+Limits
+------
+The sandbox gets ``memory_mb=0`` (rustc reserves much address space); each test process gets
+``RLIMIT_DATA = limits.memory_mb`` (heap: an allocation beyond it aborts the test) and a
+256 MiB stack (``RLIMIT_STACK``: deep recursion on the main thread). rustc gets
+``RLIMIT_DATA`` 2 GiB. Compile time dominates a sample: about 0.25-0.5 s for a small solution
+(the example task ``collapse-runs``: build 0.24-0.34 s, its 7 tests 7-10 ms of CPU).
+
+What a hostile solution can still do
+------------------------------------
+It cannot forge a pass by exiting early (``std::process::exit(0)``), crashing, printing ``BWR``
+lines (the result lines carry a nonce only the runner knows, and the tests' stdout is a pipe to
+the runner) or writing to fd 3 (the verdict needs the per-test token, and a clean exit after it).
+Code that would run before ``main`` (and could take the token from stdin first) or replace a
+symbol the driver uses is refused before the build, as a build error: ``#[link_section]``
+(``.init_array``), ``#[no_mangle]``, ``#[export_name]``, ``global_asm!``, outside comments and
+strings. What remains: code written against this driver can find its test's token in its own
+process's memory (``unsafe`` pointers, or ``/proc/self/mem`` in safe code) and write a pass on fd
+3; that forges the verdict of every test whose process runs that code, each test having its own
+process and token. A pass of a solution that mentions ``/proc/self`` is flagged ``suspicious``.
+It cannot read or write the runner through ``/proc`` (non-dumpable) under bwrap and unshare (under
+the rlimit fallback as root it can), and leftovers of a test's process group are killed after it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from benchwright.errors import InfraError
+from benchwright.lang.base import ExecutionResult, Language, TestSpec
+from benchwright.lang.native import (
+    Plan,
+    SourceMap,
+    blank,
+    build_failure,
+    flag_suspicious,
+    rejected,
+    run_plan,
+    usage_extra,
+)
+from benchwright.lang.protocol import collect, require_tool
+from benchwright.sandbox.base import Sandbox, SandboxLimits
+
+INSTALL_HINT = "apt-get install rustc"
+TOOL_PATH = "/usr/local/bin:/usr/bin:/bin"
+SOURCE = "main.rs"
+BINARY = "bwtests"
+STACK_MB = 256
+DRIVER = resources.files("benchwright.lang").joinpath("rustdriver.rs").read_text()
+
+RUSTC_FLAGS = (
+    "--edition", "2021",
+    "--crate-type", "bin",
+    "--crate-name", BINARY,
+    "-C", "opt-level=0",
+    "-C", "debug-assertions=on",
+    "-C", "overflow-checks=on",
+    "-C", "codegen-units=1",
+    "-C", "strip=debuginfo",
+    "-C", "prefer-dynamic",
+    "--cap-lints", "allow",
+    "--color", "never",
+    "-o", BINARY,
+)
+"""Compile time dominates a sample, so no optimisation: measured with rustc 1.63 on this machine
+(a 30-line solution with 2 tests plus the driver; medians), opt-level 0 about 0.5 s wall and 0.4
+s CPU, opt-level 1 or 2 about 1.0 s and 0.9 s. ``strip=debuginfo`` keeps the program at 0.2 MB
+instead of 12 MB (linking std's debug info costs 0.2 s); ``prefer-dynamic`` links Debian's
+``libstd-*.so`` (in the system library folder, part of rustc's dependencies) instead of copying
+std into the program. Panic locations do not need debug info.
+"""
+
+_MAIN = re.compile(r"(?m)^((?:pub(?:\([^)]*\))?\s+)?fn\s+)main(\s*\()")
+_FN = re.compile(r"(?m)^(?P<indent>[ \t]*)(?P<pub>pub(?:\([^)]*\)\s*)?\s+)?(?:(?:const|async|unsafe|extern\s+\"[^\"]*\")\s+)*fn\s+(?P<name>[A-Za-z_]\w*)")
+_ERROR = re.compile(
+    r"(?m)^error(?:\[E\d+\])?: .*\n(?:.*\n)??\s*--> (?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+)"
+)
+_LITERALS = re.compile(
+    r"//[^\n]*|/\*.*?\*/|r(?P<hashes>#*)\".*?\"(?P=hashes)|b?\"(?:[^\"\\]|\\.)*\""
+    r"|b?'(?:[^'\\\n]|\\.)'",
+    re.S,
+)
+_FORBIDDEN = re.compile(r"\b(link_section|no_mangle|export_name|global_asm)\b")
+_ASSERT = re.compile(r"(?:debug_)?assert(?:_eq|_ne)?\s*!")
+_EXPLICIT = re.compile(r"(?:panic|unreachable|todo|unimplemented)\s*!")
+
+
+def rename_main(solution: str) -> str:
+    """A top-level ``fn main`` becomes ``fn bw_solution_main`` (same line)."""
+    return _MAIN.sub(r"\1bw_solution_main\2", solution)
+
+
+def forbidden(solution: str) -> tuple[str, int] | None:
+    """The first attribute or macro that places code before ``main`` or replaces a symbol the
+    driver uses (``#[link_section]``, ``#[no_mangle]``, ``#[export_name]``, ``global_asm!``),
+    outside comments and strings, with its line; None when there is none."""
+    m = _FORBIDDEN.search(blank(solution, _LITERALS))
+    if m is None:
+        return None
+    return m.group(1), solution.count("\n", 0, m.start()) + 1
+
+
+def generate(solution: str, tests: list[TestSpec], prelude: str | None) -> tuple[str, SourceMap]:
+    """``main.rs`` and where its lines come from."""
+    source = rename_main(solution)
+    if not source.endswith("\n"):
+        source += "\n"
+    header = ["mod bw_tests {", "use super::*;"]
+    if prelude:
+        header += prelude.rstrip("\n").split("\n")
+    line = source.count("\n") + len(header) + 1
+    functions: list[tuple[int, list[str]]] = []
+    for i, test in enumerate(tests):
+        body = [("    " + ln) if ln.strip() else "" for ln in test.code.rstrip("\n").split("\n")]
+        lines = [f"pub fn bw_test_{i}() {{", *body, "}"]
+        functions.append((line, lines))
+        line += len(lines)
+    footer = ["}"]
+    table = ", ".join(f"bw_tests::bw_test_{i}" for i in range(len(tests)))
+    text = (
+        source
+        + "".join(ln + "\n" for ln in header)
+        + "".join(ln + "\n" for _, lines in functions for ln in lines)
+        + "".join(ln + "\n" for ln in footer)
+        + f"\nfn main() {{\n    bw_driver::main(&[{table}]);\n}}\n\n"
+        + DRIVER
+    )
+    smap = SourceMap(SOURCE, source, SOURCE, header, functions, footer)
+    return text, smap
+
+
+def entry_point(code: str) -> str | None:
+    """The first public top-level function, else the first top-level one, else the first
+    method (``impl Solution { pub fn ... }``); never ``main``."""
+    found = [(m.group("indent"), bool(m.group("pub")), m.group("name")) for m in _FN.finditer(code)]
+    found = [f for f in found if f[2] != "main"]
+    for pick in (
+        lambda f: not f[0] and f[1],
+        lambda f: not f[0],
+        lambda f: f[1],
+        lambda f: True,
+    ):
+        for f in found:
+            if pick(f):
+                return f[2]
+    return None
+
+
+@lru_cache(maxsize=4)
+def _version(rustc: str) -> str:
+    try:
+        done = subprocess.run([rustc, "--version"], capture_output=True, text=True, timeout=60,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise InfraError(f"rust: `{rustc} --version` failed: {e} (`{INSTALL_HINT}`)") from e
+    if done.returncode != 0 or not done.stdout.strip():
+        raise InfraError(f"rust: `{rustc} --version` failed (`{INSTALL_HINT}`)")
+    return done.stdout.strip().removeprefix("rustc ")
+
+
+class RustLanguage(Language):
+    """Rust 2021 with Debian's ``rustc`` (and ``cc`` to link); the standard library only."""
+
+    name = "rust"
+    fence_names = ("rust", "rs")
+    file_extension = ".rs"
+    install_hint = INSTALL_HINT
+
+    def infer_entry_point(self, code: str) -> str | None:
+        return entry_point(code)
+
+    def toolchain(self) -> dict[str, str]:
+        rustc = shutil.which("rustc", path=TOOL_PATH)
+        if rustc is None:
+            raise InfraError(f"rust: 'rustc' is not installed on this machine (`{INSTALL_HINT}`)")
+        return {"rustc": _version(rustc)}
+
+    def missing(self) -> str | None:
+        lacking = [p for p in ("rustc", "cc") if shutil.which(p, path=TOOL_PATH) is None]
+        if not lacking:
+            return None
+        return f"rust needs {' and '.join(lacking)} (`{INSTALL_HINT}`)"
+
+    def run_tests(
+        self,
+        sandbox: Sandbox,
+        solution: str,
+        tests: list[TestSpec],
+        *,
+        prelude: str | None,
+        limits: SandboxLimits,
+        test_timeout_s: float,
+    ) -> ExecutionResult:
+        rustc = require_tool(sandbox, "rustc", language=self.name, hint=INSTALL_HINT)
+        require_tool(sandbox, "cc", language=self.name, hint=INSTALL_HINT)
+        text, smap = generate(solution, tests, prelude)
+        bad = forbidden(solution)
+        if bad is not None:
+            return rejected(tests, smap.code, f"main.rs:{bad[1]}: `{bad[0]}` is not allowed in a "
+                            "solution: it can run code before main or replace the test driver's "
+                            "symbols (and so forge results)", bad[1])
+        plan = Plan(
+            files={SOURCE: text.encode()},
+            build=[{"argv": [rustc, *RUSTC_FLAGS, SOURCE], "env": {"TMPDIR": "{work}/.tmp"}}],
+            run_argv=[f"./{BINARY}"],
+            run_env={"RUST_BACKTRACE": "0"},
+            data_mb=max(0, limits.memory_mb),
+            stack_mb=STACK_MB,
+            location=r"(main\.rs):(\d+):\d+",
+            crash_markers=("thread '", "fatal runtime error", "memory allocation of"),
+            dirs=(".tmp",),
+        )
+        proc, records = run_plan(sandbox, plan, tests, limits=limits,
+                                 test_timeout_s=test_timeout_s, language=self.name)
+        head = records[0] if records else {}
+        if head.get("build") in ("error", "timeout"):
+            log = str(head.get("message") or "").strip() or f"rustc {head.get('death') or 'failed'}"
+            return _build_error(tests, proc, log, smap,
+                                timed_out=head.get("build") == "timeout")
+        records = flag_suspicious([_judge(rec, smap, text) for rec in records], solution)
+        result = collect(tests, records, proc, smap.code)
+        result.extra.update(usage_extra(records))
+        return result
+
+
+def _judge(rec: dict[str, Any], smap: SourceMap, text: str) -> dict[str, Any]:
+    """A runner record with its line mapped to the test's code and a panic classified."""
+    index = rec.get("i")
+    if not isinstance(index, int) or index >= len(smap.functions) or rec.get("status") == "pass":
+        return rec
+    file_line = rec.get("line")
+    file_line = file_line if isinstance(file_line, int) and not isinstance(file_line, bool) else None
+    file = str(rec.get("file") or "")
+    out = dict(rec)
+    out["line"] = smap.line(index, file, file_line)
+    if rec.get("kind") == "panic" and rec.get("status") == "error" and file_line is not None \
+            and file.rsplit("/", 1)[-1] == SOURCE:
+        lines = text.splitlines()
+        col = rec.get("col")
+        at = lines[file_line - 1] if 0 < file_line <= len(lines) else ""
+        at = at[col - 1:] if isinstance(col, int) and 0 < col <= len(at) else at.lstrip()
+        in_solution = file_line <= smap.solution.count("\n")
+        if _ASSERT.match(at) or (not in_solution and _EXPLICIT.match(at)):
+            out["status"] = "fail"
+    return out
+
+
+def _build_error(tests: list[TestSpec], proc: Any, log: str, smap: SourceMap, *,
+                 timed_out: bool) -> ExecutionResult:
+    if "linker `cc` not found" in log or "could not exec the linker" in log:
+        raise InfraError(f"rust: rustc cannot link: {log.strip()[:2000]} (`{INSTALL_HINT}`)")
+    errors = [(m.group("file"), int(m.group("line"))) for m in _ERROR.finditer(log)]
+    message = log.strip() or "rustc failed"
+
+    def line(i: int) -> int | None:
+        for file, file_line in errors:
+            mapped = smap.line(i, file, file_line)
+            if mapped is not None:
+                return mapped
+        return None
+
+    return build_failure(tests, proc, message, smap.code, line,
+                         status="timeout" if timed_out else "error")

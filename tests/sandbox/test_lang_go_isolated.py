@@ -1,0 +1,52 @@
+"""tests/lang/test_go.py again, every test that runs a sample, through the isolating backends.
+
+The functions that take a ``sandbox`` are the same objects (imported, so pytest collects them
+here too); only the ``sandbox`` fixture differs: bwrap, then unshare. Inside, only /usr is
+visible, so this also checks that the toolchain works from Debian's packages alone.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+import tests.lang.test_go as go_tests
+from benchwright.lang.base import TestSpec
+from benchwright.registry import registry
+from benchwright.sandbox.base import Sandbox
+from benchwright.sandbox.select import availability
+
+lang = go_tests.lang  # the module's fixture
+
+for _name, _test in vars(go_tests).items():
+    if _name.startswith("test_") and "sandbox" in inspect.signature(_test).parameters:
+        globals()[_name] = _test
+
+
+@pytest.fixture(params=["bwrap", "unshare"])
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    why = availability(request.param)
+    if why is not None:
+        pytest.fail(f"sandbox {request.param!r} is not available here: {why}")  # setup installs it
+    root = tempfile.mkdtemp(prefix="bw-lang-")
+    os.chmod(root, 0o755)  # reachable by the sandbox's uid (pytest's tmp_path is 0700)
+    yield registry.create("sandbox", request.param, tmp_root=root)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_runner_is_out_of_reach_of_the_tests(lang, sandbox):
+    """The runner is non-dumpable: a test process of the same user cannot open its stdout, its
+    environment or its memory through /proc (under rlimit as root it could: root passes)."""
+    code = (
+        'for _, p := range []string{"fd/1", "environ", "mem"} {\n'
+        '\t_, err := os.OpenFile(fmt.Sprintf("/proc/%d/%s", os.Getppid(), p), os.O_RDONLY, 0)\n'
+        '\tt.Equal(err != nil, true, p)\n'
+        "}"
+    )
+    result = go_tests.run(lang, sandbox, [TestSpec("reach", code)])
+    assert result.tests[0].status == "pass", result.tests[0]
