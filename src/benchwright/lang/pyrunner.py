@@ -85,6 +85,8 @@ def sample_main(requests: int, replies: int, wholes: int) -> None:
         while data:
             data = data[write(replies, data):]
 
+    value_seen: list[object] = [None]
+
     def execute(code: str, op: str, offset: int, timeout: float, local: "dict[str, object]",
                 rec: "dict[str, object]") -> None:
         try:
@@ -93,6 +95,7 @@ def sample_main(requests: int, replies: int, wholes: int) -> None:
             if op == "value":
                 value = eval(compiled, local)
                 signal.setitimer(signal.ITIMER_REAL, 0)
+                value_seen[0] = value
                 rec["value"] = _repr(value)[: 1 << 20]
                 rec["type"] = _type(value).__name__
             else:
@@ -122,7 +125,7 @@ def sample_main(requests: int, replies: int, wholes: int) -> None:
         finally:
             sys.stdout = sys.stderr = real_out
         waiting = (op == "value" and req.get("whole") and rec["status"] == "ok"
-                   and not _plain(str(rec["value"])))
+                   and not (_plain_value(value_seen[0]) or _plain(str(rec["value"]))))
         if waiting:
             rec["waiting"] = True
         rec["time_ms"] = (time.perf_counter() - start) * 1000
@@ -147,6 +150,23 @@ def sample_main(requests: int, replies: int, wholes: int) -> None:
         whole["output"] = buf.getvalue()[:cap]
         reply(whole)
     os._exit(0)
+
+
+_PLAIN_TYPES = (int, float, str, bool, type(None), bytes, complex)
+
+
+def _plain_value(value: object, depth: int = 0) -> bool:
+    """A quick look at a value's types (exact types: no subclass can pretend): True when it is
+    plain data whose repr the judge can read back. False only means "ask :func:`_plain`"."""
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return True
+    if depth > 20 or kind not in (list, tuple, dict, set, frozenset):
+        return False
+    if kind is dict:
+        return all(_plain_value(k, depth + 1) and _plain_value(v, depth + 1)
+                   for k, v in value.items())  # type: ignore[attr-defined]
+    return all(_plain_value(v, depth + 1) for v in value)  # type: ignore[attr-defined]
 
 
 def _plain(text: str) -> bool:
@@ -373,9 +393,35 @@ def value_check(code: str) -> "dict[str, object] | None":
         has_msg, msg = _literal(stmt.msg)
         if not has_msg:
             return None  # a computed message needs the solution's names: run it whole
+    expected_src = ast.get_source_segment(code, test.comparators[0])
     return {"expr": expr, "expr_line": test.left.lineno, "op": op, "expected": expected,
-            "msg": msg, "line": stmt.lineno,
-            "source": f"{expr} {SYMBOL[op]} {ast.get_source_segment(code, test.comparators[0])}"}
+            "msg": msg, "line": stmt.lineno, "expected_src": expected_src,
+            "msg_src": None if stmt.msg is None else ast.get_source_segment(code, stmt.msg),
+            "source": f"{expr} {SYMBOL[op]} {expected_src}"}
+
+
+def check_spec(code: str) -> "dict[str, object] | None":
+    """:func:`value_check` as plain JSON data (literals as their source), for the harness to
+    work out once per test case and send with each job."""
+    check = value_check(code)
+    if check is None or check["expected_src"] is None:
+        return None
+    return {k: v for k, v in check.items() if k not in ("expected", "msg")}
+
+
+def check_from_spec(spec: "dict[str, object]") -> "dict[str, object] | None":
+    """The check a :func:`check_spec` describes (its literals evaluated here, not trusted)."""
+    import ast
+
+    try:
+        ok, expected = _literal(ast.parse(str(spec["expected_src"]), mode="eval"))
+        has_msg, msg = (True, None) if spec.get("msg_src") is None else _literal(
+            ast.parse(str(spec["msg_src"]), mode="eval"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not (ok and has_msg) or spec.get("op") not in COMPARE:
+        return None
+    return {**spec, "expected": expected, "msg": msg}
 
 
 def judge(check: "dict[str, object]", got_repr: str) -> "tuple[str, str | None, bool]":
@@ -438,7 +484,8 @@ def run_job(sample: Judge, job: "dict[str, Any]", emit: "Callable[[dict[str, obj
         budget = default + sum(float(t.get("timeout") or default) + 1 for t in tests) + 1
         limits = {**limits, "cpu": int(budget) + 1}
     setup_req = {"op": "setup", "code": setup, "timeout": default, "cap": cap, "limits": limits}
-    plans = [plan_test(str(t["code"]), offset, float(t.get("timeout") or default), cap) for t in tests]
+    plans = [plan_test(str(t["code"]), offset, float(t.get("timeout") or default), cap,
+                       t.get("check", False)) for t in tests]
     payload = [(json.dumps(setup_req) + "\n").encode()]
     payload += [(json.dumps(req) + "\n").encode() for _, req, _ in plans]
     pipelined = sum(map(len, payload)) <= PIPELINE_BYTES
@@ -636,15 +683,19 @@ PIPELINE_BYTES = 48 * 1024
 request at a time."""
 
 
-def plan_test(code: str, offset: int, timeout: float,
-              cap: int) -> "tuple[dict[str, object] | None, dict[str, object], float]":
+def plan_test(code: str, offset: int, timeout: float, cap: int,
+              spec: "object" = False) -> "tuple[dict[str, object] | None, dict[str, object], float]":
     """(value check, request, how long to wait for its reply) for one test case.
 
     A test shaped ``assert <expr> <op> <literal>`` asks the sample for the value of ``<expr>``
     only (the judge compares). When the value is not plain data the judge could compare, the
     sample waits and the judge sends it the whole test case (see :func:`sample_main`). Any
-    other test runs whole."""
-    check = value_check(code)
+    other test runs whole. ``spec``: the harness's :func:`check_spec` of ``code`` (None: not
+    a value check), or False to work it out here."""
+    if spec is False:
+        check = value_check(code)
+    else:
+        check = check_from_spec(spec) if isinstance(spec, dict) else None
     grace = timeout + 1.0
     if check is None:
         return None, {"op": "run", "code": code, "offset": offset, "timeout": timeout,

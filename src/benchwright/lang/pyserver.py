@@ -43,7 +43,7 @@ from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits, Sess
 RUNNER = resources.files("benchwright.lang").joinpath("pyrunner.py").read_bytes()
 PRELOAD = ("math", "re", "collections", "itertools", "functools", "heapq", "string", "bisect",
            "typing", "fractions", "statistics", "copy", "operator", "dataclasses", "enum",
-           "resource", "ast", "select", "shutil")
+           "resource", "ast", "select", "shutil", "random", "hashlib")
 """Imported by the server once, so that samples importing them do not pay for it."""
 SERVER_MARGIN_S = 5.0
 SERVER_CPU_S = 30 * 24 * 3600

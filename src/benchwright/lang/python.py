@@ -16,6 +16,7 @@ import sys
 from functools import lru_cache
 
 from benchwright.errors import InfraError
+from benchwright.lang import pyrunner
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
 from benchwright.lang.protocol import collect, parse_lines
 from benchwright.lang.pyserver import RUNNER, ServerPool
@@ -90,7 +91,8 @@ class PythonLanguage(Language):
         setup = _setup(solution, prelude)
         job: dict[str, object] = {
             "setup": setup,
-            "tests": [{"code": t.code, "timeout": t.timeout_s or test_timeout_s} for t in tests],
+            "tests": [{"code": t.code, "timeout": t.timeout_s or test_timeout_s,
+                       "check": _check_spec(t.code)} for t in tests],
             "test_timeout_s": test_timeout_s,
             "output_cap": 4096,
         }
@@ -133,6 +135,13 @@ class PythonLanguage(Language):
 
     def close(self) -> None:
         self._servers.close()
+
+
+@lru_cache(maxsize=1 << 16)
+def _check_spec(code: str) -> dict[str, object] | None:
+    """Whether (and how) the judge compares test ``code`` itself; worked out once per test
+    case in the harness, not once per sample in the sandbox."""
+    return pyrunner.check_spec(code)
 
 
 @lru_cache(maxsize=8)
