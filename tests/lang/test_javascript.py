@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import benchwright.lang.protocol as protocol
+import benchwright.lang.toolchain as toolchain
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, TestOutcome, TestSpec
 from benchwright.lang.javascript import JavaScriptLanguage, infer_entry_point
@@ -499,7 +499,7 @@ def test_cpu_and_memory_of_the_sample_are_measured(js, sandbox):
 # -- missing toolchain -----------------------------------------------------------------------
 
 def test_missing_node_is_an_infra_error(js, sandbox, monkeypatch):
-    monkeypatch.setattr(protocol.shutil, "which", lambda *a, **k: None)
+    monkeypatch.setattr(toolchain.shutil, "which", lambda *a, **k: None)
     with pytest.raises(InfraError, match="apt-get install nodejs"):
         run(js, sandbox, [TestSpec("a", "assert.ok(true);")])
     message = js.missing()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import benchwright.lang.javascript as javascript
-import benchwright.lang.protocol as protocol
+import benchwright.lang.toolchain as toolchain
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, TestSpec
 from benchwright.lang.javascript import TypeScriptLanguage
@@ -203,7 +203,7 @@ def test_ts_missing_typescript_is_an_infra_error(ts, sandbox, monkeypatch):
 
 
 def test_ts_missing_node_is_an_infra_error(ts, sandbox, monkeypatch):
-    monkeypatch.setattr(protocol.shutil, "which", lambda *a, **k: None)
+    monkeypatch.setattr(toolchain.shutil, "which", lambda *a, **k: None)
     with pytest.raises(InfraError, match="node"):
         run_ts(ts, sandbox, [TestSpec("a", "assert.ok(true);")])
 

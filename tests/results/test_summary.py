@@ -317,3 +317,22 @@ def test_timed_out_samples_carry_the_limit_that_applied() -> None:
             {"test_case": "slow", "limit_s": 0.25, "limit": "test"}]},
     ]
     assert by_model["other"]["timed_out"] == 0 and by_model["other"]["timed_out_samples"] == []
+
+
+def test_suspicious_passes_are_listed_per_model() -> None:
+    def rec(eid: str, test_case: str | None, details: dict[str, Any] | None) -> Record:
+        return Record(run_id="r", execution_id=eid, task_source="s", task=eid, language="python",
+                      model="m", sample=0, criterion="unit-test", executor="UnitTest", score=1.0,
+                      status="pass" if test_case else None, test_case=test_case, outcome="pass",
+                      details=details)
+
+    why = "the value is a Anything (not a plain value) where the expected value is a int"
+    records = [
+        rec("a", "t1", {"judged": "sample", "suspicious": why}), rec("a", "t2", {"judged": "harness"}),
+        rec("a", None, None), rec("b", "t1", {"judged": "harness"}), rec("b", None, None),
+    ]
+    summary = summarize(records, "r")["by_model"]["m"]
+    assert summary["suspicious"] == 1
+    assert summary["suspicious_samples"] == [
+        {"task_source": "s", "task": "a", "language": "python", "sample": 0, "tests": {"t1": why}}]
+    assert summary["outcomes"]["pass"] == 2  # flagged, not overturned

@@ -9,18 +9,9 @@ here too); only the ``sandbox`` fixture differs: bwrap, then unshare. This check
 from __future__ import annotations
 
 import inspect
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
-
-import pytest
 
 import tests.lang.test_c as c_tests
 import tests.lang.test_cpp as cpp_tests
-from benchwright.registry import registry
-from benchwright.sandbox.base import Sandbox
-from benchwright.sandbox.select import availability
 
 lang = c_tests.lang  # C and C++ (parametrised)
 cpp = cpp_tests.cpp
@@ -31,13 +22,3 @@ for _module in (c_tests, cpp_tests):
             assert _name not in globals(), _name
             globals()[_name] = _test
 
-
-@pytest.fixture(params=["bwrap", "unshare"])
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    why = availability(request.param)
-    if why is not None:
-        pytest.fail(f"sandbox {request.param!r} is not available here: {why}")  # setup installs it
-    root = tempfile.mkdtemp(prefix="bw-lang-")
-    os.chmod(root, 0o755)  # reachable by the sandbox's uid (pytest's tmp_path is 0700)
-    yield registry.create("sandbox", request.param, tmp_root=root)
-    shutil.rmtree(root, ignore_errors=True)

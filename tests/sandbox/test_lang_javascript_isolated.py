@@ -9,18 +9,9 @@ which both backends show read-only.
 from __future__ import annotations
 
 import inspect
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
-
-import pytest
 
 import tests.lang.test_javascript as javascript_tests
 import tests.lang.test_typescript as typescript_tests
-from benchwright.registry import registry
-from benchwright.sandbox.base import Sandbox
-from benchwright.sandbox.select import availability
 
 js = javascript_tests.js  # the modules' fixtures
 ts = typescript_tests.ts
@@ -31,13 +22,3 @@ for _module in (javascript_tests, typescript_tests):
             assert _name not in globals(), _name
             globals()[_name] = _test
 
-
-@pytest.fixture(params=["bwrap", "unshare"])
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    why = availability(request.param)
-    if why is not None:
-        pytest.fail(f"sandbox {request.param!r} is not available here: {why}")  # setup installs it
-    root = tempfile.mkdtemp(prefix="bw-lang-")
-    os.chmod(root, 0o755)  # reachable by the sandbox's uid (pytest's tmp_path is 0700)
-    yield registry.create("sandbox", request.param, tmp_root=root)
-    shutil.rmtree(root, ignore_errors=True)

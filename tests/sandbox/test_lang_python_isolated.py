@@ -8,17 +8,8 @@ here too); only the ``sandbox`` fixture differs: bwrap, then unshare. Sandboxed 
 from __future__ import annotations
 
 import inspect
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
-
-import pytest
 
 import tests.lang.test_python as python_tests
-from benchwright.registry import registry
-from benchwright.sandbox.base import Sandbox
-from benchwright.sandbox.select import availability
 
 lang = python_tests.lang  # the module's fixture
 
@@ -26,13 +17,3 @@ for _name, _test in vars(python_tests).items():
     if _name.startswith("test_") and "sandbox" in inspect.signature(_test).parameters:
         globals()[_name] = _test
 
-
-@pytest.fixture(params=["bwrap", "unshare"])
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    why = availability(request.param)
-    if why is not None:
-        pytest.fail(f"sandbox {request.param!r} is not available here: {why}")  # setup installs it
-    root = tempfile.mkdtemp(prefix="bw-lang-")
-    os.chmod(root, 0o755)  # reachable by the sandbox's uid (pytest's tmp_path is 0700)
-    yield registry.create("sandbox", request.param, tmp_root=root)
-    shutil.rmtree(root, ignore_errors=True)

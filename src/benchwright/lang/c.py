@@ -83,18 +83,17 @@ import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec
 from benchwright.lang.protocol import all_tests, collect, parse_lines, require_tool
+from benchwright.lang.toolchain import TOOL_PATH, missing_tools, need_tool, tool_version
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
 __all__ = ["CLanguage", "CppLanguage", "judge_program", "wall_limit_s"]
 
-TOOL_PATH = "/usr/local/bin:/usr/bin:/bin"
 COMPILE_TIMEOUT_S = 60.0
 """Wall seconds the compiler may take (a few hundred ms for a usual sample)."""
 START_ALLOWANCE_S = 5.0
@@ -211,20 +210,6 @@ def _host_build(compiler: str, what: str) -> bytes:
         raise InfraError(f"could not build benchwright's C/C++ test {what} with {compiler}: {errors}")
 
 
-@lru_cache(maxsize=8)
-def _version(compiler: str) -> str:
-    try:
-        done = subprocess.run(
-            [compiler, "--version"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise InfraError(f"`{compiler} --version` failed: {e}") from e
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        raise InfraError(f"`{compiler} --version` failed (exit {done.returncode})")
-    return lines[0].strip()
-
-
 # --------------------------------------------------------------------------- the layout
 
 
@@ -327,15 +312,11 @@ class _CFamily(Language):
         return _entry_point(code)
 
     def toolchain(self) -> dict[str, str]:
-        path = shutil.which(self.compiler, path=TOOL_PATH)
-        if path is None:
-            raise InfraError(f"{self.name}: {self.compiler!r} is not installed ({self.install_hint})")
-        return {self.compiler: _version(path)}
+        path = need_tool(self.compiler, language=self.name, hint=self.install_hint)
+        return {self.compiler: tool_version((path, "--version"), hint=self.install_hint)}
 
     def missing(self) -> str | None:
-        if shutil.which(self.compiler, path=TOOL_PATH) is None:
-            return f"{self.compiler} is not installed: {self.install_hint}"
-        return None
+        return missing_tools((self.compiler,), language=self.name, hint=self.install_hint)
 
     def run_tests(
         self,

@@ -64,9 +64,6 @@ of a test's process group are killed after it.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-from functools import lru_cache
 from importlib import resources
 from typing import Any
 
@@ -83,10 +80,10 @@ from benchwright.lang.native import (
     usage_extra,
 )
 from benchwright.lang.protocol import collect, require_tool
+from benchwright.lang.toolchain import TOOL_PATH, missing_tools, need_tool, tool_version
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
 INSTALL_HINT = "apt-get install golang-go"
-TOOL_PATH = "/usr/local/bin:/usr/bin:/bin"
 MODULE = "bwsample"
 SOLUTION_FILE = "solution.go"
 TEST_FILE = "bw_tests.go"
@@ -276,19 +273,6 @@ def entry_point(code: str) -> str | None:
     return chosen[0] if chosen else None
 
 
-@lru_cache(maxsize=4)
-def _version(go: str) -> str:
-    try:
-        done = subprocess.run([go, "version"], capture_output=True, text=True, timeout=60,
-                              check=False, env={"PATH": TOOL_PATH, "GOTOOLCHAIN": "local",
-                                                "GOCACHE": "off", "HOME": "/nonexistent"})
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise InfraError(f"go: `{go} version` failed: {e} (`{INSTALL_HINT}`)") from e
-    if done.returncode != 0 or not done.stdout.strip():
-        raise InfraError(f"go: `{go} version` failed (`{INSTALL_HINT}`)")
-    return done.stdout.strip().removeprefix("go version ")
-
-
 class GoLanguage(Language):
     """Go with Debian's ``go`` (1.19 on bookworm); the standard library only."""
 
@@ -301,15 +285,14 @@ class GoLanguage(Language):
         return entry_point(code)
 
     def toolchain(self) -> dict[str, str]:
-        go = shutil.which("go", path=TOOL_PATH)
-        if go is None:
-            raise InfraError(f"go: 'go' is not installed on this machine (`{INSTALL_HINT}`)")
-        return {"go": _version(go)}
+        go = need_tool("go", language=self.name, hint=INSTALL_HINT)
+        env = (("PATH", TOOL_PATH), ("GOTOOLCHAIN", "local"), ("GOCACHE", "off"),
+               ("HOME", "/nonexistent"))
+        return {"go": tool_version((go, "version"), hint=INSTALL_HINT, prefix="go version ",
+                                   env=env)}
 
     def missing(self) -> str | None:
-        if shutil.which("go", path=TOOL_PATH) is None:
-            return f"go needs the go command (`{INSTALL_HINT}`)"
-        return None
+        return missing_tools(("go",), language=self.name, hint=INSTALL_HINT)
 
     def run_tests(
         self,

@@ -100,10 +100,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import shutil
-import subprocess
 import threading
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -111,6 +108,7 @@ from typing import Any
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
 from benchwright.lang.protocol import collect, death, parse_lines, require_tool
+from benchwright.lang.toolchain import missing_tools, need_tool, tool_version
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
 __all__ = [
@@ -124,7 +122,6 @@ __all__ = [
 RUNNER_FILE = "bw_runner.js"
 RESULTS_FILE = "bw_results"
 TS_CACHE_FILE = "bw_ts.cache"
-TOOL_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 NODE_RESERVE_MB = 1024
 """Address space on top of ``memory_mb``: node reserves about 700 MB before it runs anything."""
@@ -205,19 +202,6 @@ def infer_entry_point(code: str) -> str | None:
     return chosen[0] if chosen else None
 
 
-@lru_cache(maxsize=8)
-def _node_version(node: str) -> str:
-    try:
-        done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=60,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise InfraError(f"`{node} --version` failed: {e} ({NODE_HINT})") from e
-    version = done.stdout.strip()
-    if done.returncode != 0 or not version:
-        raise InfraError(f"`{node} --version` failed (exit {done.returncode}) ({NODE_HINT})")
-    return version.lstrip("v")
-
-
 def _ts_version(folder: str) -> str:
     try:
         data = json.loads((Path(folder) / "package.json").read_text())
@@ -255,10 +239,8 @@ class _NodeLanguage(Language):
         return infer_entry_point(code)
 
     def toolchain(self) -> dict[str, str]:
-        node = shutil.which("node", path=TOOL_PATH)
-        if node is None:
-            raise InfraError(f"{self.name}: 'node' is not installed ({self.install_hint})")
-        versions = {"node": _node_version(node)}
+        node = need_tool("node", language=self.name, hint=self.install_hint)
+        versions = {"node": tool_version((node, "--version"), hint=self.install_hint, prefix="v")}
         if self.typescript:
             folder = find_typescript()
             if folder is None:
@@ -267,8 +249,9 @@ class _NodeLanguage(Language):
         return versions
 
     def missing(self) -> str | None:
-        if shutil.which("node", path=TOOL_PATH) is None:
-            return f"node is not installed: {self.install_hint}"
+        lacking = missing_tools(("node",), language=self.name, hint=self.install_hint)
+        if lacking:
+            return lacking
         if self.typescript and find_typescript() is None:
             return f"the typescript package is not installed (looked in {', '.join(TS_DIRS)}): {self.install_hint}"
         return None

@@ -18,12 +18,11 @@ a test case with no line of its own is ``timeout`` (the process was killed for t
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from typing import Any
 
-from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, TestOutcome, TestSpec, TestStatus
+from benchwright.lang.toolchain import need_tool
 from benchwright.sandbox.base import ProcessResult, Sandbox
 
 PREFIX = "BWR "
@@ -139,10 +138,7 @@ def require_tool(sandbox: Sandbox, program: str, *, language: str, hint: str) ->
     """The absolute path of ``program`` on the host (the sandboxes show /usr read-only), or an
     InfraError naming the language and how to install it: a missing toolchain is never the
     model's fault."""
-    path = shutil.which(program, path="/usr/local/bin:/usr/bin:/bin")
-    if path is None:
-        raise InfraError(f"{language}: {program!r} is not installed on this machine (`{hint}`)")
-    return path
+    return need_tool(program, language=language, hint=hint)
 
 
 def _int(value: object) -> int | None:

@@ -61,9 +61,6 @@ the rlimit fallback as root it can), and leftovers of a test's process group are
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-from functools import lru_cache
 from importlib import resources
 from typing import Any
 
@@ -80,10 +77,10 @@ from benchwright.lang.native import (
     usage_extra,
 )
 from benchwright.lang.protocol import collect, require_tool
+from benchwright.lang.toolchain import missing_tools, need_tool, tool_version
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 
 INSTALL_HINT = "apt-get install rustc"
-TOOL_PATH = "/usr/local/bin:/usr/bin:/bin"
 SOURCE = "main.rs"
 BINARY = "bwtests"
 STACK_MB = 256
@@ -187,18 +184,6 @@ def entry_point(code: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=4)
-def _version(rustc: str) -> str:
-    try:
-        done = subprocess.run([rustc, "--version"], capture_output=True, text=True, timeout=60,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise InfraError(f"rust: `{rustc} --version` failed: {e} (`{INSTALL_HINT}`)") from e
-    if done.returncode != 0 or not done.stdout.strip():
-        raise InfraError(f"rust: `{rustc} --version` failed (`{INSTALL_HINT}`)")
-    return done.stdout.strip().removeprefix("rustc ")
-
-
 class RustLanguage(Language):
     """Rust 2021 with Debian's ``rustc`` (and ``cc`` to link); the standard library only."""
 
@@ -211,16 +196,11 @@ class RustLanguage(Language):
         return entry_point(code)
 
     def toolchain(self) -> dict[str, str]:
-        rustc = shutil.which("rustc", path=TOOL_PATH)
-        if rustc is None:
-            raise InfraError(f"rust: 'rustc' is not installed on this machine (`{INSTALL_HINT}`)")
-        return {"rustc": _version(rustc)}
+        rustc = need_tool("rustc", language=self.name, hint=INSTALL_HINT)
+        return {"rustc": tool_version((rustc, "--version"), hint=INSTALL_HINT, prefix="rustc ")}
 
     def missing(self) -> str | None:
-        lacking = [p for p in ("rustc", "cc") if shutil.which(p, path=TOOL_PATH) is None]
-        if not lacking:
-            return None
-        return f"rust needs {' and '.join(lacking)} (`{INSTALL_HINT}`)"
+        return missing_tools(("rustc", "cc"), language=self.name, hint=INSTALL_HINT)
 
     def run_tests(
         self,

@@ -169,6 +169,8 @@ def rows(summary: dict[str, Any]) -> list[Row]:
                        count=True))
     out.append(Row(key="timed_out", label="hit a time limit", unit="samples",
                    values={m: data(m).get("timed_out", 0) for m in models}, count=True))
+    out.append(Row(key="suspicious", label="suspicious passes", unit="samples",
+                   values={m: data(m).get("suspicious", 0) for m in models}, count=True))
     out.append(Row(key="infra_error", label="infra_error (not counted)", unit="samples",
                    values={m: (data(m).get("outcomes") or {}).get("infra_error", 0) for m in models},
                    count=True, apart=True))

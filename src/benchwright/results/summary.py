@@ -50,6 +50,8 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     test_ratio: dict[str, _Mean] = defaultdict(_Mean)
     # model -> execution_id -> the sample that had a test hit a time limit, and those tests
     limited: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    # model -> execution_id -> a sample with a pass that looks forged (TestOutcome.suspicious)
+    suspicious: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     slices: dict[str, dict[str, dict[str, dict[str, _Mean]]]] = {
         k: defaultdict(lambda: defaultdict(lambda: defaultdict(_Mean))) for k in ("difficulty", "area", "language")
     }
@@ -64,6 +66,11 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
                     slices[key][label][r.model]["pass_rate"].add(1.0 if outcome == "pass" else 0.0)
         if r.status == "timeout":
             _limit_hit(limited[r.model], r)
+        if r.test_case is not None and r.details and r.details.get("suspicious"):
+            flagged = suspicious[r.model].setdefault(r.execution_id, {
+                "task_source": r.task_source, "task": r.task, "language": r.language,
+                "sample": r.sample, "tests": {}})
+            flagged["tests"][r.test_case] = r.details["suspicious"]
         if r.test_case is not None or r.outcome == "infra_error" or r.criterion == "generation":
             continue
         if r.unit:
@@ -98,6 +105,9 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
             "outcomes": counts,
             "timed_out": len(limited[model]),
             "timed_out_samples": sorted(limited[model].values(), key=lambda d: (
+                d["task_source"], d["task"], d["language"], d["sample"])),
+            "suspicious": len(suspicious[model]),
+            "suspicious_samples": sorted(suspicious[model].values(), key=lambda d: (
                 d["task_source"], d["task"], d["language"], d["sample"])),
             "criteria": crit,
             "pass_at_k": pak,
