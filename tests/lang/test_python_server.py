@@ -219,3 +219,63 @@ def test_a_sandbox_without_sessions_runs_one_interpreter_per_sample(tmp_path) ->
     assert statuses(run(language, one_shot, GOOD)) == ["pass", "pass"]
     assert statuses(run(language, one_shot, GOOD)) == ["pass", "pass"]
     assert one_shot.calls == 2
+
+
+EXPR_TESTS = [
+    TestSpec("truthy", "assert is_even(4)"),
+    TestSpec("falsy", "assert not is_even(3)"),
+    TestSpec("identity", "assert is_even(2) is True"),
+    TestSpec("computed", "assert halves(6) == [3] * 2"),
+    TestSpec("nested", "assert sorted(halves(halves(8)[0])) == [2, 2]"),
+    TestSpec("message", "assert is_even(5) == (1 == 1), 'five is odd'"),
+]
+EVEN = ("def is_even(n):\n    return n % 2 == 0\n\n\n"
+        "def halves(n):\n    return [n // 2, n // 2]\n")
+
+
+def test_other_asserts_are_judged_outside_the_solution(lang: PythonLanguage, sandbox: Sandbox) -> None:
+    """Any single assert: the judge asks for what it needs of the solution (calls, names) and
+    evaluates the rest itself."""
+    result = run(lang, sandbox, EVEN, EXPR_TESTS)
+    assert [(t.status, t.judged) for t in result.tests] == [("pass", "harness")] * 5 + [("fail", "harness")]
+    assert result.tests[5].message == "five is odd"
+    wrong = run(lang, sandbox, "def is_even(n):\n    return 1\n\n\ndef halves(n):\n    return [n]\n",
+                EXPR_TESTS[:4])
+    assert [t.status for t in wrong.tests] == ["pass", "fail", "fail", "fail"]
+    assert wrong.tests[1].message == "not is_even(3): is_even(3) = 1"
+    assert wrong.tests[3].message == "halves(6) == [3] * 2: halves(6) = [6]"
+    assert wrong.tests[3].line == len(wrong.tests[3].code.splitlines())
+
+
+def test_an_emulating_forger_cannot_pass_a_value_it_does_not_have(lang: PythonLanguage,
+                                                                   sandbox: Sandbox) -> None:
+    """A solution that answers the judge's requests itself, as the runner would, can only
+    send values: the judge still evaluates the assert, so a wrong value fails."""
+    forger = (
+        "import json, os, stat, fcntl, sys\n"
+        "def _fds(mode):\n"
+        "    for fd in range(3, 64):\n"
+        "        try:\n"
+        "            if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == mode:\n"
+        "                yield fd\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "out = next(_fds(os.O_WRONLY))\n"
+        "ok = {'status': 'ok', 'message': None, 'line': None, 'time_ms': 1, 'output': ''}\n"
+        "os.write(out, (json.dumps({**ok, 'value': None}) + '\\n').encode())\n"
+        "for fd in _fds(os.O_RDONLY):\n"
+        "    data = b''\n"
+        "    try:\n"
+        "        os.set_blocking(fd, False)\n"
+        "        data = os.read(fd, 1 << 16)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    for line in data.decode().splitlines():\n"
+        "        req = json.loads(line)\n"
+        "        if req.get('op') == 'value':\n"
+        "            os.write(out, (json.dumps({**ok, 'value': '(True, )', 'type': 'tuple'}) + '\\n').encode())\n"
+        "os._exit(0)\n"
+    )
+    result = run(lang, sandbox, forger, [TestSpec("falsy", "assert not is_even(3)"),
+                                         TestSpec("value", "assert halves(6) == [3, 3]")])
+    assert "pass" not in [t.status for t in result.tests], result.tests

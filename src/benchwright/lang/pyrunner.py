@@ -368,7 +368,8 @@ SYMBOL = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": "
 
 
 def value_check(code: str) -> "dict[str, object] | None":
-    """For ``assert <expr> <op> <literal>[, "msg"]``: what the judge needs to compare itself."""
+    """For ``assert <expr> <op> <literal>[, "msg"]``: what the judge needs to compare itself;
+    for other single asserts, :func:`expr_check`."""
     import ast
 
     try:
@@ -379,25 +380,112 @@ def value_check(code: str) -> "dict[str, object] | None":
         return None
     stmt = tree.body[0]
     test = stmt.test
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-        return None
-    op = type(test.ops[0]).__name__
-    ok, expected = _literal(test.comparators[0])
-    if op not in COMPARE or not ok:
-        return None
-    expr = ast.get_source_segment(code, test.left)
-    if expr is None:
-        return None
     msg = None
     if stmt.msg is not None:
         has_msg, msg = _literal(stmt.msg)
         if not has_msg:
             return None  # a computed message needs the solution's names: run it whole
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return expr_check(code, stmt, msg)
+    op = type(test.ops[0]).__name__
+    ok, expected = _literal(test.comparators[0])
+    if not ok or op not in COMPARE:
+        return expr_check(code, stmt, msg)
+    expr = ast.get_source_segment(code, test.left)
+    if expr is None:
+        return None
     expected_src = ast.get_source_segment(code, test.comparators[0])
     return {"expr": expr, "expr_line": test.left.lineno, "op": op, "expected": expected,
             "msg": msg, "line": stmt.lineno, "expected_src": expected_src,
             "msg_src": None if stmt.msg is None else ast.get_source_segment(code, stmt.msg),
             "source": f"{expr} {SYMBOL[op]} {expected_src}"}
+
+
+SAFE = ("abs", "all", "any", "bool", "dict", "divmod", "enumerate", "float", "frozenset", "int",
+        "isinstance", "len", "list", "max", "min", "range", "reversed", "round", "set", "sorted",
+        "str", "sum", "tuple", "zip", "math", "inf", "nan")
+"""Names a test may use that the judge evaluates itself (builtins, ``math``)."""
+UNSAFE_NODES = ("Lambda", "ListComp", "SetComp", "DictComp", "GeneratorExp", "NamedExpr",
+                "Await", "Yield", "YieldFrom", "Starred", "JoinedStr")
+
+
+def expr_check(code: str, stmt: "Any", msg: object) -> "dict[str, object] | None":
+    """For any other ``assert <test>[, "msg"]``: the parts of ``<test>`` that reach into the
+    solution (a call of one of its functions, one of its names, a method of one of its objects)
+    are asked of the sample process as one tuple; the judge evaluates the rest of ``<test>``
+    itself on those values (builtins and ``math`` only). None when the test needs more."""
+    import ast
+
+    test = stmt.test
+    if any(type(n).__name__ in UNSAFE_NODES for n in ast.walk(test)):
+        return None
+    parents: dict[int, Any] = {}
+    for node in ast.walk(test):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    reach: list[Any] = []
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name) and node.id not in SAFE:
+            top: Any = node
+            while True:
+                up = parents.get(id(top))
+                if ((isinstance(up, ast.Attribute) and up.value is top)
+                        or (isinstance(up, ast.Call) and up.func is top)):
+                    top = up
+                else:
+                    break
+            reach.append(top)
+    inside = set()
+    for node in reach:
+        for sub in ast.walk(node):
+            if sub is not node:
+                inside.add(id(sub))
+    fetch: list[Any] = []
+    for node in reach:
+        if id(node) not in inside and all(node is not f for f in fetch):
+            fetch.append(node)
+    segments = [ast.get_source_segment(code, n) for n in fetch]
+    if any(seg is None for seg in segments):
+        return None
+    index = {id(n): i for i, n in enumerate(fetch)}
+
+    class Swap(ast.NodeTransformer):
+        def visit(self, node: "ast.AST") -> "Any":
+            if id(node) in index:
+                return ast.copy_location(ast.Name(id=f"__bw_{index[id(node)]}", ctx=ast.Load()), node)
+            return super().visit(node)
+
+    template = ast.unparse(Swap().visit(test))  # the tree is ours: parsed for this call
+    source = ast.get_source_segment(code, test) or template
+    first = min((n.lineno for n in fetch), default=stmt.lineno)
+    return {"kind": "expr", "expr": "(" + "".join(f"{seg}, " for seg in segments) + ")",
+            "expr_line": first, "op": "Expr", "expected": None, "expected_src": "None",
+            "template": template, "msg": msg, "line": stmt.lineno,
+            "msg_src": None if stmt.msg is None else ast.get_source_segment(code, stmt.msg),
+            "source": source, "fetched": segments}
+
+
+def _judge_expr(check: "dict[str, Any]", values: "tuple[Any, ...]") -> "tuple[str, str | None]":
+    """Evaluate an :func:`expr_check` template on the values the sample returned."""
+    import math
+
+    names: dict[str, object] = {name: getattr(__builtins__, name, None) if not isinstance(
+        __builtins__, dict) else __builtins__.get(name) for name in SAFE}
+    names.update(math=math, inf=math.inf, nan=math.nan)
+    fetched = list(check.get("fetched") or [])
+    shown = ", ".join(f"{seg} = {v!r}"[:300] for seg, v in zip(fetched, values, strict=False))
+    for i, value in enumerate(values):
+        names[f"__bw_{i}"] = value
+    try:
+        passed = bool(eval(compile(str(check["template"]), "<test>", "eval"),
+                           {"__builtins__": {}}, names))
+    except Exception as exc:
+        return "fail", f"{check['source']}: {type(exc).__name__}: {exc}" + (f" ({shown})" if shown else "")
+    if passed:
+        return "pass", None
+    if check["msg"] is not None:
+        return "fail", str(check["msg"])
+    return "fail", f"{check['source']}" + (f": {shown}" if shown else " is false")
 
 
 def check_spec(code: str) -> "dict[str, object] | None":
@@ -419,7 +507,7 @@ def check_from_spec(spec: "dict[str, object]") -> "dict[str, object] | None":
             ast.parse(str(spec["msg_src"]), mode="eval"))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    if not (ok and has_msg) or spec.get("op") not in COMPARE:
+    if not (ok and has_msg) or (spec.get("op") not in COMPARE and spec.get("kind") != "expr"):
         return None
     return {**spec, "expected": expected, "msg": msg}
 
@@ -434,6 +522,11 @@ def judge(check: "dict[str, object]", got_repr: str) -> "tuple[str, str | None, 
         ok, got = False, None
     if not ok:
         return "unjudged", None, False
+    if check.get("kind") == "expr":
+        if not isinstance(got, tuple):
+            return "unjudged", None, False
+        status, text = _judge_expr(check, got)
+        return status, text, True
     try:
         passed = bool(COMPARE[str(check["op"])](got, check["expected"]))
     except Exception as exc:
@@ -735,8 +828,11 @@ def verdict(i: int, check: "dict[str, object] | None", rec: "dict[str, object]",
     result = {"i": i, "status": status, "message": whole.get("message"), "line": whole.get("line"),
               "time_ms": rec.get("time_ms"), "output": rec.get("output"), "judged": "sample"}
     if status == "pass":
-        result["suspicious"] = (f"the value is a {got_type} (not a plain value) where the "
-                                f"expected value is a {expected_type}")
+        result["suspicious"] = (
+            f"what the test reads of the solution is not plain data ({check['fetched']})"
+            if check.get("kind") == "expr" else
+            f"the value is a {got_type} (not a plain value) where the expected value is a "
+            f"{expected_type}")
     return result
 
 
