@@ -279,3 +279,12 @@ def test_an_emulating_forger_cannot_pass_a_value_it_does_not_have(lang: PythonLa
     result = run(lang, sandbox, forger, [TestSpec("falsy", "assert not is_even(3)"),
                                          TestSpec("value", "assert halves(6) == [3, 3]")])
     assert "pass" not in [t.status for t in result.tests], result.tests
+
+
+def test_short_circuits_keep_their_meaning(lang: PythonLanguage, sandbox: Sandbox) -> None:
+    """``not xs or f(xs[0])`` must not call ``f`` on an empty list: such tests run whole."""
+    solution = "XS = []\n\n\ndef first_positive(x):\n    return x > 0\n"
+    tests = [TestSpec("lazy", "assert not XS or first_positive(XS[0])"),
+             TestSpec("chain", "assert 0 <= len(XS) < 5")]
+    result = run(lang, sandbox, solution, tests)
+    assert [(t.status, t.judged) for t in result.tests] == [("pass", "sample"), ("pass", "harness")]
