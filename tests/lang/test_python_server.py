@@ -4,6 +4,7 @@ try against the server and the samples after it."""
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -75,11 +76,12 @@ def test_a_sample_that_kills_the_server_fails_alone(lang: PythonLanguage, sandbo
 
 def test_nothing_of_a_sample_reaches_the_next(lang: PythonLanguage, sandbox: Sandbox) -> None:
     """Files in its folder and /tmp, daemons: gone before the next sample starts."""
+    naptime = f"300.{random.randrange(10**6):06d}"  # its own: other tests' sleepers may be seen
     litter = GOOD + (
         "import os, subprocess, tempfile\n"
         "open('left.txt', 'w').write('x')\n"
         "open(os.path.join(tempfile.gettempdir(), 'bw-left-behind'), 'w').write('x')\n"
-        "subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+        f"subprocess.Popen(['sleep', '{naptime}'], start_new_session=True)\n"
     )
     assert statuses(run(lang, sandbox, litter)) == ["pass", "pass"]
     probe = GOOD + (
@@ -91,7 +93,7 @@ def test_nothing_of_a_sample_reaches_the_next(lang: PythonLanguage, sandbox: San
         "    for pid in os.listdir('/proc'):\n"
         "        if pid.isdigit():\n"
         "            try:\n"
-        "                n += open(f'/proc/{pid}/cmdline', 'rb').read() == b'sleep\\x00300\\x00'\n"
+        f"                n += open(f'/proc/{{pid}}/cmdline', 'rb').read() == b'sleep\\x00{naptime}\\x00'\n"
         "            except OSError:\n"
         "                pass\n"
         "    return n\n"
