@@ -195,8 +195,11 @@ def _set_limits(limits: "dict[str, int]") -> None:
 # -- the judge ------------------------------------------------------------------------------
 
 class Judge:
-    def __init__(self, pid: int, requests: int, replies: int, wholes: int) -> None:
+    def __init__(self, pid: int, requests: int, replies: int, wholes: int,
+                 zygote: "Zygote | None" = None) -> None:
         self.pid, self.requests, self.replies, self.wholes = pid, requests, replies, wholes
+        self.zygote = zygote
+        """The process that forked the sample and reaps it (None: this one)."""
         self.pending = b""
         self.alive = True
         self.failure: str | None = None
@@ -259,31 +262,39 @@ class Judge:
         Sets ``forged`` when the sample process did not behave as the runner does: it was gone
         before the judge was done, it did not leave when the pipe closed, or it wrote replies
         nobody asked for (a solution writing results of its own into the reply pipe)."""
-        early = os.wait4(self.pid, os.WNOHANG)
-        os.close(self.requests)
-        pid, status, usage = early if early[0] == self.pid else os.wait4(self.pid, os.WNOHANG)
-        if early[0] == self.pid and self.alive:
-            self.forged = "the sample process ended before the judge was done with it"
-        if pid != self.pid:  # give it up to 2 s to leave after the pipe closed, then kill it
-            import select
+        import select
 
-            try:
-                fd = os.pidfd_open(self.pid)
-            except OSError:
-                fd = -1
-            if fd >= 0:
-                poller = select.poll()
-                poller.register(fd, select.POLLIN)
-                if not poller.poll(2000):
-                    if self.alive:
-                        self.forged = "the sample process did not leave when its work was done"
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except OSError:  # gone and reaped already (or no pidfd): it cannot be waited for here
+            pidfd = -1
+        poller = select.poll()
+        if pidfd >= 0:
+            poller.register(pidfd, select.POLLIN)
+            if poller.poll(0) and self.alive:
+                self.forged = "the sample process ended before the judge was done with it"
+        os.close(self.requests)
+        if pidfd >= 0:  # give it up to 2 s to leave after the pipe closed, then kill it
+            if not poller.poll(2000):
+                if self.alive:
+                    self.forged = "the sample process did not leave when its work was done"
+                self.kill("timeout")
+            os.close(pidfd)
+        elif self.zygote is None:  # no pidfd: poll our own child
+            deadline = time.monotonic() + 2
+            while os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                if time.monotonic() > deadline:
                     self.kill("timeout")
-                os.close(fd)
-            else:
-                time.sleep(0.01)
-                if os.wait4(self.pid, os.WNOHANG)[0] != self.pid:
-                    self.kill("timeout")
-            pid, status, usage = os.wait4(self.pid, 0)
+                    break
+                time.sleep(0.005)
+        if self.zygote is not None:
+            status, cpu_ms, rss = self.zygote.reap(self.pid)
+            if status is None:
+                self.forged = self.forged or "the sample process killed the process that forked it"
+                status = 9
+        else:
+            status, usage = os.wait4(self.pid, 0)[1:]
+            cpu_ms, rss = (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss * 1024
         if self.alive and self.forged is None:
             os.set_blocking(self.replies, False)
             extra = self.pending
@@ -300,8 +311,7 @@ class Judge:
         self.alive = False
         os.close(self.replies)
         os.close(self.wholes)
-        code = os.waitstatus_to_exitcode(status)
-        return code, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss * 1024
+        return os.waitstatus_to_exitcode(status), cpu_ms, rss
 
 
 def _literal(node: object) -> "tuple[bool, object]":
@@ -541,7 +551,133 @@ def judge(check: "dict[str, object]", got_repr: str) -> "tuple[str, str | None, 
     return "fail", str(message), True
 
 
-def spawn_sample(folder: "str | None" = None) -> Judge:
+class Zygote:
+    """The fork server's forking half: a lean process, forked before any job was read, that
+    forks each sample on request and hands the judge the sample's pipes (``SCM_RIGHTS``).
+
+    The judge never shares memory with a sample, so its own work after each fork copies no
+    pages, and a sample is forked from a process that never held any job. The zygote is the
+    samples' parent and their descendants' subreaper: it reaps each sample (its CPU time and
+    peak memory come back to the judge) and kills what the sample left."""
+
+    def __init__(self, folder: str, scratch: "list[str]") -> None:
+        import socket
+
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                ours.close()
+                _zygote_main(theirs, folder, scratch)
+            finally:
+                os._exit(70)
+        theirs.close()
+        self.sock = ours
+        self.alive = True
+        self.ready: Judge | None = None
+        """The next sample process, forked when the last one was reaped."""
+
+    def _ask(self, message: bytes) -> "bytes | None":
+        try:
+            self.sock.send(message)
+            reply = self.sock.recv(256)
+        except OSError:
+            reply = b""
+        if not reply:
+            self.alive = False
+            return None
+        return reply
+
+    def _receive_sample(self, message: bytes) -> "tuple[list[object], Judge | None]":
+        """Send ``message``; the zygote answers with a JSON list ending in the pid of a new
+        sample process, whose three pipe ends come with it."""
+        import socket
+
+        try:
+            self.sock.send(message)
+            data, fds, _, _ = socket.recv_fds(self.sock, 256, 3)
+        except OSError:
+            data, fds = b"", []
+        if not data or len(fds) != 3:
+            self.alive = False
+            for fd in fds:
+                os.close(fd)
+            return [], None
+        values = json.loads(data)
+        return values[:-1], Judge(int(values[-1]), fds[0], fds[1], fds[2], zygote=self)
+
+    def spawn(self) -> "Judge | None":
+        """The next sample process: forked already when the last one was reaped, else now."""
+        ready, self.ready = self.ready, None
+        if ready is not None:
+            return ready
+        return self._receive_sample(b"fork")[1]
+
+    def reap(self, pid: int) -> "tuple[int | None, float, int]":
+        """(wait status, CPU ms, peak RSS bytes) of sample ``pid``, whose leftovers the zygote
+        then kills and cleans away before it forks the next sample (one round trip for all);
+        None when it cannot be had."""
+        values, self.ready = self._receive_sample(b"next %d" % pid)
+        if not values:
+            return None, 0.0, 0
+        status, cpu_ms, rss = values
+        return int(status), float(cpu_ms), int(rss)  # type: ignore[call-overload, arg-type]
+
+    def clean(self, pid: int) -> None:
+        self._ask(b"clean %d" % pid)
+
+    def close(self) -> None:
+        self.sock.close()
+        try:  # noqa: SIM105 - contextlib costs an import per sample
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:  # noqa: SIM105 - contextlib costs an import per sample
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def _zygote_main(sock: "Any", folder: str, scratch: "list[str]") -> None:
+    import ctypes
+    import gc
+    import socket
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: what a sample leaves comes back here
+    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    for fd in (0, 1):  # the harness's channel is the judge's alone
+        os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+    gc.freeze()
+    while True:
+        try:
+            message = sock.recv(64)
+        except OSError:
+            message = b""
+        if not message:
+            return
+        values: list[object] = []
+        if message.startswith(b"next "):  # reap and clean up after one sample, fork the next
+            pid = int(message[5:])
+            try:
+                _, status, usage = os.wait4(pid, 0)
+                values = [status, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss * 1024]
+            except ChildProcessError:
+                values = [9, 0, 0]
+            cleanup(pid, scratch)
+            message = b"fork"
+        if message == b"fork":
+            judge = spawn_sample(folder, close=(sock.fileno(),))
+            socket.send_fds(sock, [json.dumps([*values, judge.pid]).encode()],
+                            [judge.requests, judge.replies, judge.wholes])
+            for fd in (judge.requests, judge.replies, judge.wholes):
+                os.close(fd)
+        elif message.startswith(b"clean "):
+            cleanup(int(message[6:]), scratch)
+            sock.send(b"ok")
+
+
+def spawn_sample(folder: "str | None" = None, close: "tuple[int, ...]" = ()) -> Judge:
     """Fork the sample process (before the job is read: it never sees expected values)."""
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
@@ -556,6 +692,8 @@ def spawn_sample(folder: "str | None" = None) -> Judge:
             os.close(requests_w)
             os.close(replies_r)
             os.close(wholes_w)
+            for fd in close:
+                os.close(fd)
             if folder is not None:  # a fork server's child: a session and a folder of its own
                 os.setsid()
                 os.chdir(folder)
@@ -658,10 +796,12 @@ def serve() -> None:
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: escaped daemons come back to us
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: samples cannot open /proc/<us>/fd/1
     stdin = sys.stdin.buffer
-    config = json.loads(_line_unbuffered(0) or b"{}")  # not stdin.readline(): see there
+    if len(sys.argv) > 2:  # started again by itself (see below)
+        config = json.loads(sys.argv[2])
+    else:
+        config = json.loads(_line_unbuffered(0) or b"{}")  # not stdin.readline(): see there
     for name in config.get("preload", ()):
         try:  # noqa: SIM105 - contextlib costs an import per sample
             __import__(name)
@@ -679,23 +819,29 @@ def serve() -> None:
         lines.append(PREFIX + json.dumps(rec) + "\n")
 
     folder = os.path.join(base, "sample")  # each sample's own: emptied after each
-    os.mkdir(folder, 0o700)
+    os.makedirs(folder, 0o700, exist_ok=True)  # it exists when this program started itself again
     scratch.append(folder)
+    zygote = Zygote(folder, scratch)  # forked before any job is read
     while True:
-        sample = spawn_sample(folder)
+        sample = zygote.spawn()
+        if sample is None:  # a sample killed the zygote. A new one forked from here would
+            zygote.close()  # carry jobs in its memory: start this program afresh instead
+            os.execv(sys.executable, [sys.executable, "-I", "-S", sys.argv[0], "--serve",
+                                      json.dumps(config)])
         line = stdin.readline()
         if not line:
             sample.kill("end")
-            cleanup(sample.pid, scratch)
+            zygote.close()
             return
         job = json.loads(line)
         try:
             run_job(sample, job, emit)
         except Exception as exc:  # our own failure: say so, never a verdict
             lines.append(PREFIX + json.dumps({"infra": f"{type(exc).__name__}: {exc}"}) + "\n")
-        del job, line  # the next sample is forked from this process: nothing of this job stays
-        sample.kill("end")
-        cleanup(sample.pid, scratch)
+        del job, line
+        if zygote.ready is None:  # not reaped by the judge (it failed): clean up here
+            sample.kill("end")
+            zygote.clean(sample.pid)
         lines.append(PREFIX + '{"end": true}\n')
         out.write("".join(lines))
         out.flush()
@@ -856,7 +1002,7 @@ def _lost(i: int, sample: Judge, was_alive: bool) -> "dict[str, object]":
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--serve"]:
+    if sys.argv[1:2] == ["--serve"]:
         serve()
     else:
         main()

@@ -1,30 +1,28 @@
 """Python fork servers: one sandbox and one interpreter per executor thread, a fork per sample.
 
-Starting an interpreter costs 6-10 ms and a sandbox 2-5 ms more; forking a warm, lean process
-costs about 0.3 ms. So each executor thread keeps a *server* (``pyrunner.py --serve``) running
-in a sandbox of its own, and each sample runs in a process the server forks:
+Starting an interpreter costs 6-10 ms and a sandbox 2-5 ms more; forking a warm process costs
+well under a millisecond. So each executor thread keeps a *server* (``pyrunner.py --serve``)
+running in a sandbox of its own, and each sample runs in a process forked for it:
 
-* the server imports the standard-library modules tests use most (:data:`PRELOAD`) and
-  compiles a snippet once, so a forked child starts warm;
-* the child is forked *before* its job is read (it never sees expected values), gets a session
-  and a folder of its own and, when the solution is loaded, its own limits (address space,
-  CPU time for the whole sample, file size, open files; soft = hard);
-* the server judges every test case as the one-shot runner does (see :mod:`.pyrunner`),
-  then kills every process the sample left (it is their subreaper), removes the sample's folder
-  and empties the sandbox's private ``/tmp`` and ``/dev/shm``, so nothing of one sample is seen
-  by the next;
-* the server is not dumpable, so a sample (same uid) cannot open ``/proc/<server>/fd/1`` to
-  write results of its own; it can kill the server, which only fails its own sample (its
-  tests become ``error``) and costs a restart.
+* the server imports the standard-library modules tests use most (:data:`PRELOAD`), compiles
+  a snippet once, and forks a *zygote* before it reads any job (:class:`.pyrunner.Zygote`);
+* the zygote forks each sample process and hands the server (the *judge*) its pipes; the next
+  sample is forked as soon as the last one is reaped, before its job is read, so a sample
+  never has expected values in its memory, neither its own nor earlier samples';
+* the sample process gets a session and a folder of its own and, when the solution is loaded,
+  its own limits (address space, CPU time for the whole sample, file size, open files; soft =
+  hard);
+* the judge judges every test case (see :mod:`.pyrunner`); the zygote then kills every process
+  the sample left (it is their subreaper), and empties the sample's folder and the sandbox's
+  private ``/tmp`` and ``/dev/shm``, so nothing of one sample is seen by the next;
+* judge and zygote are not dumpable, so a sample (same uid) cannot open their descriptors
+  through ``/proc``. A sample can kill either: that fails its own tests only (``error``); a
+  dead zygote makes the server start itself afresh (``exec``), a dead server is started again
+  by the harness.
 
 A server that does not answer within the sample's limits plus :data:`SERVER_MARGIN_S` is
 killed with its sandbox; its unfinished tests become ``timeout`` and the next sample gets a new
-server.
-
-Residual risk, written down: the server's memory once held earlier samples' jobs. They are
-deleted before the next fork, but their bytes may linger in freed memory, which a sample could
-scan with ``ctypes``; in the worst case a sample could read expected values of another sample
-of the same task. Samples run one after another in a server, never side by side.
+server. Samples run one after another in a server, never side by side.
 """
 
 from __future__ import annotations
