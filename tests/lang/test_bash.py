@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from benchwright.errors import InfraError
-from benchwright.lang.base import ExecutionResult, TestOutcome, TestSpec
+from benchwright.lang.base import ExecutionResult, TestSpec
 from benchwright.lang.bash import BashLanguage
 from benchwright.registry import registry
 from benchwright.sandbox.base import Sandbox, SandboxLimits
-from benchwright.sandbox.rlimit import RlimitSandbox
 from benchwright.task.load import load_task_source
 from benchwright.task.render import render_task
+from tests.lang.support import by_name, line_text
 
 EXAMPLE_TASKS = (Path(__file__).parents[2] / "src" / "benchwright" / "workspace" / "example"
                  / "tasks" / "bash.yaml")
@@ -57,10 +57,6 @@ def lang() -> BashLanguage:
     return BashLanguage()
 
 
-@pytest.fixture
-def sandbox(tmp_path: Path) -> Sandbox:
-    return RlimitSandbox(tmp_root=str(tmp_path))
-
 
 def run(lang: BashLanguage, sandbox: Sandbox, tests: list[TestSpec], solution: str = SOLUTION,
         prelude: str | None = None, timeout: float = 10.0,
@@ -69,13 +65,6 @@ def run(lang: BashLanguage, sandbox: Sandbox, tests: list[TestSpec], solution: s
                           test_timeout_s=timeout)
 
 
-def by_name(result: ExecutionResult) -> dict[str, TestOutcome]:
-    return {t.name: t for t in result.tests}
-
-
-def line_text(outcome: TestOutcome) -> str:
-    assert outcome.line is not None, outcome
-    return outcome.code.splitlines()[outcome.line - 1].strip()
 
 
 # -- passing, failing, errors -------------------------------------------------------------------

@@ -4,14 +4,12 @@ languages in ``tests/lang/test_c.py``). The fixture is ``cpp`` (not ``lang``) so
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from benchwright.lang.base import ExecutionResult, TestOutcome, TestSpec
+from benchwright.lang.base import ExecutionResult, TestSpec
 from benchwright.lang.c import CppLanguage
 from benchwright.sandbox.base import Sandbox, SandboxLimits
-from benchwright.sandbox.rlimit import RlimitSandbox
+from tests.lang.support import line_text
 
 SOLUTION = """\
 #include <stdexcept>
@@ -50,20 +48,12 @@ def cpp() -> CppLanguage:
     return CppLanguage()
 
 
-@pytest.fixture
-def sandbox(tmp_path: Path) -> Sandbox:
-    return RlimitSandbox(tmp_root=str(tmp_path))
-
 
 def run(cpp: CppLanguage, sandbox: Sandbox, tests: list[TestSpec], solution: str = SOLUTION,
         prelude: str | None = None, timeout: float = 10.0) -> ExecutionResult:
     return cpp.run_tests(sandbox, solution, tests, prelude=prelude, limits=LIMITS,
                          test_timeout_s=timeout)
 
-
-def line_text(outcome: TestOutcome) -> str:
-    assert outcome.line is not None, outcome
-    return outcome.code.splitlines()[outcome.line - 1].strip()
 
 
 def test_strings_vectors_and_helpers(cpp, sandbox):

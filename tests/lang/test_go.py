@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchwright.errors import InfraError
-from benchwright.lang.base import ExecutionResult, TestOutcome, TestSpec
+from benchwright.lang.base import ExecutionResult, TestSpec
 from benchwright.lang.golang import (
     GoLanguage,
     entry_point,
@@ -22,9 +22,9 @@ from benchwright.lang.golang import (
 )
 from benchwright.registry import registry
 from benchwright.sandbox.base import Sandbox, SandboxLimits
-from benchwright.sandbox.rlimit import RlimitSandbox
 from benchwright.task.load import load_task_source
 from benchwright.task.render import render_task
+from tests.lang.support import by_name, line_text
 
 EXAMPLE_TASKS = (Path(__file__).parents[2] / "src" / "benchwright" / "workspace" / "example"
                  / "tasks" / "go.yaml")
@@ -78,10 +78,6 @@ def lang() -> GoLanguage:
     return GoLanguage()
 
 
-@pytest.fixture
-def sandbox(tmp_path: Path) -> Sandbox:
-    return RlimitSandbox(tmp_root=str(tmp_path))
-
 
 def run(lang: GoLanguage, sandbox: Sandbox, tests: list[TestSpec], solution: str = SOLUTION,
         prelude: str | None = None, timeout: float = 10.0,
@@ -90,13 +86,6 @@ def run(lang: GoLanguage, sandbox: Sandbox, tests: list[TestSpec], solution: str
                           test_timeout_s=timeout)
 
 
-def by_name(result: ExecutionResult) -> dict[str, TestOutcome]:
-    return {t.name: t for t in result.tests}
-
-
-def line_text(outcome: TestOutcome) -> str:
-    assert outcome.line is not None, outcome
-    return outcome.code.splitlines()[outcome.line - 1].strip()
 
 
 # -- passing, failing, errors -------------------------------------------------------------------

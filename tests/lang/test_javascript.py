@@ -13,12 +13,12 @@ import pytest
 
 import benchwright.lang.toolchain as toolchain
 from benchwright.errors import InfraError
-from benchwright.lang.base import ExecutionResult, TestOutcome, TestSpec
+from benchwright.lang.base import ExecutionResult, TestSpec
 from benchwright.lang.javascript import JavaScriptLanguage, infer_entry_point
 from benchwright.sandbox.base import Sandbox, SandboxLimits
-from benchwright.sandbox.rlimit import RlimitSandbox
 from benchwright.task.load import load_task_source
 from benchwright.task.render import render_task
+from tests.lang.support import by_name, line_text
 
 SOLUTION = """\
 function add(a, b) {
@@ -41,10 +41,6 @@ def js() -> JavaScriptLanguage:
     return JavaScriptLanguage()
 
 
-@pytest.fixture
-def sandbox(tmp_path: Path) -> RlimitSandbox:
-    return RlimitSandbox(tmp_root=str(tmp_path))
-
 
 def run(
     lang: JavaScriptLanguage,
@@ -59,13 +55,6 @@ def run(
                           test_timeout_s=timeout)
 
 
-def by_name(result: ExecutionResult) -> dict[str, TestOutcome]:
-    return {t.name: t for t in result.tests}
-
-
-def line_text(outcome: TestOutcome) -> str:
-    assert outcome.line is not None, outcome
-    return outcome.code.splitlines()[outcome.line - 1].strip()
 
 
 def statuses(result: ExecutionResult) -> list[str]:

@@ -7,10 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from benchwright.lang.base import ExecutionResult, TestOutcome, TestSpec
+from benchwright.lang.base import ExecutionResult, TestSpec
 from benchwright.lang.python import PythonLanguage
 from benchwright.sandbox.base import SandboxLimits
 from benchwright.sandbox.rlimit import RlimitSandbox
+from tests.lang.support import by_name, line_text
 
 SOLUTION = """\
 import math
@@ -36,10 +37,6 @@ def lang() -> Iterator[PythonLanguage]:
     language.close()
 
 
-@pytest.fixture
-def sandbox(tmp_path) -> RlimitSandbox:
-    return RlimitSandbox(tmp_root=str(tmp_path))
-
 
 def run(
     lang: PythonLanguage,
@@ -54,13 +51,6 @@ def run(
                           test_timeout_s=timeout)
 
 
-def by_name(result: ExecutionResult) -> dict[str, TestOutcome]:
-    return {t.name: t for t in result.tests}
-
-
-def line_text(outcome: TestOutcome) -> str:
-    assert outcome.line is not None, outcome
-    return outcome.code.splitlines()[outcome.line - 1]
 
 
 # -- passing and failing ---------------------------------------------------------------------

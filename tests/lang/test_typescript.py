@@ -4,8 +4,6 @@ tests that take a ``sandbox`` again under bwrap and unshare)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import benchwright.lang.javascript as javascript
@@ -14,7 +12,6 @@ from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, TestSpec
 from benchwright.lang.javascript import TypeScriptLanguage
 from benchwright.sandbox.base import Sandbox, SandboxLimits
-from benchwright.sandbox.rlimit import RlimitSandbox
 from tests.lang.test_javascript import by_name, check_example_tasks, line_text, statuses
 
 SOLUTION = """\
@@ -46,10 +43,6 @@ LIMITS = SandboxLimits(memory_mb=512)
 def ts() -> TypeScriptLanguage:
     return TypeScriptLanguage()
 
-
-@pytest.fixture
-def sandbox(tmp_path: Path) -> RlimitSandbox:
-    return RlimitSandbox(tmp_root=str(tmp_path))
 
 
 def run_ts(
