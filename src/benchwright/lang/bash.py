@@ -58,15 +58,14 @@ import re
 import secrets
 import shutil
 import signal
-import subprocess
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec
 from benchwright.lang.protocol import collect, parse_lines
+from benchwright.lang.toolchain import tool_version
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 
 __all__ = ["BashLanguage"]
@@ -97,20 +96,6 @@ def _bash() -> str | None:
         if shutil.which(path) is not None:
             return path
     return None
-
-
-@lru_cache(maxsize=4)
-def _version(bash: str) -> str:
-    try:
-        done = subprocess.run(
-            [bash, "-c", "printf %s \"$BASH_VERSION\""],
-            capture_output=True, text=True, timeout=30, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise InfraError(f"`{bash}` failed: {e} ({INSTALL_HINT})") from e
-    if done.returncode != 0 or not done.stdout.strip():
-        raise InfraError(f"`{bash}` failed (exit {done.returncode}) ({INSTALL_HINT})")
-    return done.stdout.strip()
 
 
 def _with_newline(text: str) -> str:
@@ -149,7 +134,7 @@ class BashLanguage(Language):
         bash = _bash()
         if bash is None:
             raise InfraError(f"bash is not installed ({INSTALL_HINT})")
-        return {"bash": _version(bash)}
+        return {"bash": tool_version((bash, "-c", 'printf %s "$BASH_VERSION"'), hint=INSTALL_HINT)}
 
     def missing(self) -> str | None:
         if _bash() is None:

@@ -76,7 +76,6 @@ import os
 import re
 import secrets
 import shlex
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -88,8 +87,8 @@ from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec
-from benchwright.lang.protocol import all_tests, collect, parse_lines, require_tool
-from benchwright.lang.toolchain import TOOL_PATH, missing_tools, need_tool, tool_version
+from benchwright.lang.protocol import all_tests, collect, parse_lines
+from benchwright.lang.toolchain import TOOL_PATH, find_tool, missing_tools, need_tool, tool_version
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
 __all__ = ["CLanguage", "CppLanguage", "judge_program", "wall_limit_s"]
@@ -328,7 +327,7 @@ class _CFamily(Language):
         limits: SandboxLimits,
         test_timeout_s: float,
     ) -> ExecutionResult:
-        compiler = require_tool(sandbox, self.compiler, language=self.name, hint=self.install_hint)
+        compiler = need_tool(self.compiler, language=self.name, hint=self.install_hint)
         judge = judge_program(compiler)
         layout = _Layout(
             solution=_with_newline(solution) if solution else "",
@@ -348,7 +347,7 @@ class _CFamily(Language):
         ext = self.file_extension
         main_object = _host_build(compiler, f"main{ext}")
         compile_argv = [compiler, *self.flags, "-o", PROGRAM, f"bw_tests{ext}", "bw_main.o", "-lm"]
-        timeout_tool = shutil.which("timeout", path=TOOL_PATH)
+        timeout_tool = find_tool("timeout")
         if timeout_tool is not None:
             compile_argv = [timeout_tool, "-s", "KILL", f"{COMPILE_TIMEOUT_S:g}", *compile_argv]
         script = (

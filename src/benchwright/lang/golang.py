@@ -79,7 +79,7 @@ from benchwright.lang.native import (
     run_plan,
     usage_extra,
 )
-from benchwright.lang.protocol import collect, require_tool
+from benchwright.lang.protocol import collect
 from benchwright.lang.toolchain import TOOL_PATH, missing_tools, need_tool, tool_version
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
@@ -304,7 +304,7 @@ class GoLanguage(Language):
         limits: SandboxLimits,
         test_timeout_s: float,
     ) -> ExecutionResult:
-        go = require_tool(sandbox, "go", language=self.name, hint=INSTALL_HINT)
+        go = need_tool("go", language=self.name, hint=INSTALL_HINT)
         files, smap = generate(solution, tests, prelude)
         bad = forbidden(smap.solution)
         if bad is not None:

@@ -107,7 +107,7 @@ from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
-from benchwright.lang.protocol import collect, death, parse_lines, require_tool
+from benchwright.lang.protocol import collect, death, parse_lines
 from benchwright.lang.toolchain import missing_tools, need_tool, tool_version
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
@@ -286,7 +286,7 @@ class _NodeLanguage(Language):
         limits: SandboxLimits,
         test_timeout_s: float,
     ) -> ExecutionResult:
-        node = require_tool(sandbox, "node", language=self.name, hint=self.install_hint)
+        node = need_tool("node", language=self.name, hint=self.install_hint)
         ts_folder: str | None = None
         if self.typescript:
             ts_folder = find_typescript()

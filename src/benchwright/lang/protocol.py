@@ -22,8 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchwright.lang.base import ExecutionResult, TestOutcome, TestSpec, TestStatus
-from benchwright.lang.toolchain import need_tool
-from benchwright.sandbox.base import ProcessResult, Sandbox
+from benchwright.sandbox.base import ProcessResult
 
 PREFIX = "BWR "
 STATUSES: frozenset[str] = frozenset({"pass", "fail", "error", "timeout", "not_run"})
@@ -132,13 +131,6 @@ def collect(
     if suspicious:
         extra["suspicious"] = {tests[i].name: why for i, why in suspicious.items() if i < len(tests)}
     return ExecutionResult(outcomes, proc, extra=extra)
-
-
-def require_tool(sandbox: Sandbox, program: str, *, language: str, hint: str) -> str:
-    """The absolute path of ``program`` on the host (the sandboxes show /usr read-only), or an
-    InfraError naming the language and how to install it: a missing toolchain is never the
-    model's fault."""
-    return need_tool(program, language=language, hint=hint)
 
 
 def _int(value: object) -> int | None:

@@ -11,7 +11,6 @@ import ast
 import json
 import os
 import re
-import subprocess
 import sys
 from functools import lru_cache
 
@@ -20,6 +19,7 @@ from benchwright.lang import pyrunner
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
 from benchwright.lang.protocol import collect, parse_lines
 from benchwright.lang.pyserver import RUNNER, ServerPool
+from benchwright.lang.toolchain import tool_version
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 from benchwright.sandbox.isolated import SYSTEM_PYTHON
 from benchwright.sandbox.wallcap import sample_cap_s
@@ -144,14 +144,12 @@ def _check_spec(code: str) -> dict[str, object] | None:
     return pyrunner.check_spec(code)
 
 
-@lru_cache(maxsize=8)
 def _version(python: str) -> str:
     try:
-        out = subprocess.run([python, "-I", "-S", "-c", "import sys; print(sys.version.split()[0])"],
-                             capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+        return tool_version((python, "-I", "-S", "-c", "import sys; print(sys.version.split()[0])"),
+                            hint=PythonLanguage.install_hint)
+    except InfraError:
         return f"harness {sys.version.split()[0]} ({python} not runnable)"
-    return out.stdout.strip() or f"harness {sys.version.split()[0]}"
 
 
 def _code(setup: str, test: TestSpec) -> str:

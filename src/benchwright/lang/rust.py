@@ -76,7 +76,7 @@ from benchwright.lang.native import (
     run_plan,
     usage_extra,
 )
-from benchwright.lang.protocol import collect, require_tool
+from benchwright.lang.protocol import collect
 from benchwright.lang.toolchain import missing_tools, need_tool, tool_version
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 
@@ -212,8 +212,8 @@ class RustLanguage(Language):
         limits: SandboxLimits,
         test_timeout_s: float,
     ) -> ExecutionResult:
-        rustc = require_tool(sandbox, "rustc", language=self.name, hint=INSTALL_HINT)
-        require_tool(sandbox, "cc", language=self.name, hint=INSTALL_HINT)
+        rustc = need_tool("rustc", language=self.name, hint=INSTALL_HINT)
+        need_tool("cc", language=self.name, hint=INSTALL_HINT)
         text, smap = generate(solution, tests, prelude)
         bad = forbidden(solution)
         if bad is not None:
