@@ -837,8 +837,7 @@ def serve() -> None:
             __import__(name)
         except Exception:
             pass
-    exec(compile(WARM_UP, "<warm-up>", "exec"), {})  # the first compile costs every child ~1 ms
-    warm_sample_loop()
+    warm_sample_loop()  # its first compile and run would cost every child ~1 ms
     scratch = [str(p) for p in config.get("scratch", ())]
     base = os.getcwd()
     devnull = os.open(os.devnull, os.O_RDWR)
