@@ -15,6 +15,7 @@ still never a pass, because only the judge writes results (one ``BWR {json}`` li
 stdout, which the sample process no longer holds).
 """
 
+import _signal  # type: ignore[import-not-found]  # signal.signal without its enum wrapping
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ import time
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every sample ~5 ms
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 FILENAME = "<solution>"
@@ -60,15 +61,17 @@ def _message(exc: BaseException) -> str:
 
 # -- the sample process ---------------------------------------------------------------------
 
-def sample_main(requests: int, replies: int, wholes: int) -> None:
+def sample_main(requests: int, replies: int, wholes: int, stdio: bool = True) -> None:
     """Serve requests until the judge closes the pipe, then exit. Runs the untrusted code.
 
     ``wholes``: where the judge sends a whole test case when the value of its expression
-    was not plain data (the expected value is never sent otherwise)."""
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(devnull, 1)  # the judge's result channel is out of reach
-    os.dup2(devnull, 2)
+    was not plain data (the expected value is never sent otherwise). ``stdio``: point
+    standard input and outputs at /dev/null first (a zygote's children have them so)."""
+    if stdio:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)  # the judge's result channel is out of reach
+        os.dup2(devnull, 2)
     serve_requests(requests, replies, wholes)
     os._exit(0)
 
@@ -91,8 +94,7 @@ def warm_sample_loop() -> None:
         serve_requests(requests_r, replies_w, wholes_r)
     finally:
         sys.stdout = sys.stderr = out
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
-        for fd in (replies_r, replies_w):
+        for fd in (requests_r, replies_r, replies_w, wholes_r):
             os.close(fd)
 
 
@@ -100,14 +102,13 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
     """The sample process's loop (see :func:`sample_main`)."""
     import io
 
-    dumps = json.dumps  # bound now: the solution may patch json.dumps, repr or type later
+    dumps, loads = json.dumps, json.loads  # bound now: the solution may patch json, repr or type
     write = os.write
     _repr, _type = repr, type
     real_out = sys.stdout
-    signal.signal(signal.SIGALRM, _alarm)
+    _signal.signal(signal.SIGALRM, _alarm)  # not signal.signal: its enum wrapping costs ~0.3 ms
     ns: dict[str, object] = {"__name__": "solution", "__builtins__": __builtins__}
-    reader = os.fdopen(requests, "r", encoding="utf-8")
-    whole_reader = os.fdopen(wholes, "r", encoding="utf-8")
+    reader = _lines(requests)
 
     def reply(rec: "dict[str, object]") -> None:
         data = (dumps(rec) + "\n").encode()
@@ -140,7 +141,7 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
             rec.update(status="error", message=_message(exc), line=_where(exc))
 
     for line in reader:
-        req = json.loads(line)
+        req = loads(line)
         op, timeout, cap = req["op"], float(req["timeout"]), int(req.get("cap", 4096))
         if req.get("limits"):
             _set_limits(req["limits"])
@@ -163,10 +164,10 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
         if not waiting:
             continue
         # not plain data the judge could compare: it sends the whole test case to run here
-        wline = whole_reader.readline()
-        if not wline:
+        wline = next(_lines(wholes), None)  # one line at a time: the judge writes no more
+        if wline is None:
             break
-        wreq = json.loads(wline)
+        wreq = loads(wline)
         buf = io.StringIO()
         whole: dict[str, object] = {"status": "ok", "message": None, "line": None}
         start = time.perf_counter()
@@ -178,8 +179,22 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
         whole["time_ms"] = (time.perf_counter() - start) * 1000
         whole["output"] = buf.getvalue()[:cap]
         reply(whole)
-    reader.close()
-    whole_reader.close()
+
+
+def _lines(fd: int) -> "Iterator[str]":
+    """The lines read from ``fd``, with plain reads (an ``io`` text reader costs a forked
+    process about 100 page copies to set up)."""
+    pending = b""
+    while True:
+        end = pending.find(b"\n")
+        if end >= 0:
+            yield pending[:end].decode()
+            pending = pending[end + 1:]
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return
+        pending += chunk
 
 
 _PLAIN_TYPES = (int, float, str, bool, type(None), bytes, complex)
@@ -588,17 +603,21 @@ class Zygote:
     The judge never shares memory with a sample, so its own work after each fork copies no
     pages, and a sample is forked from a process that never held any job. The zygote is the
     samples' parent and their descendants' subreaper: it reaps each sample (its CPU time and
-    peak memory come back to the judge) and kills what the sample left."""
+    peak memory come back to the judge) and kills what the sample left.
+
+    Every page the zygote writes after a fork is copied (the sample still shares it), so
+    between forks it does as little as it can: the judge empties the scratch folders."""
 
     def __init__(self, folder: str, scratch: "list[str]") -> None:
         import socket
 
+        self.scratch = scratch
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.pid = os.fork()
         if self.pid == 0:
             try:
                 ours.close()
-                _zygote_main(theirs, folder, scratch)
+                _zygote_main(theirs, folder)
             finally:
                 os._exit(70)
         theirs.close()
@@ -607,20 +626,9 @@ class Zygote:
         self.ready: Judge | None = None
         """The next sample process, forked when the last one was reaped."""
 
-    def _ask(self, message: bytes) -> "bytes | None":
-        try:
-            self.sock.send(message)
-            reply = self.sock.recv(256)
-        except OSError:
-            reply = b""
-        if not reply:
-            self.alive = False
-            return None
-        return reply
-
-    def _receive_sample(self, message: bytes) -> "tuple[list[object], Judge | None]":
-        """Send ``message``; the zygote answers with a JSON list ending in the pid of a new
-        sample process, whose three pipe ends come with it."""
+    def _receive_sample(self, message: bytes) -> "tuple[list[bytes], Judge | None]":
+        """Send ``message``; the zygote answers with the pid of a new sample process after
+        what else it has to say (space-separated), and the sample's three pipe ends."""
         import socket
 
         try:
@@ -633,7 +641,7 @@ class Zygote:
             for fd in fds:
                 os.close(fd)
             return [], None
-        values = json.loads(data)
+        values = data.split()
         return values[:-1], Judge(int(values[-1]), fds[0], fds[1], fds[2], zygote=self)
 
     def spawn(self) -> "Judge | None":
@@ -644,17 +652,26 @@ class Zygote:
         return self._receive_sample(b"fork")[1]
 
     def reap(self, pid: int) -> "tuple[int | None, float, int]":
-        """(wait status, CPU ms, peak RSS bytes) of sample ``pid``, whose leftovers the zygote
-        then kills and cleans away before it forks the next sample (one round trip for all);
-        None when it cannot be had."""
+        """(wait status, CPU ms, peak RSS bytes) of sample ``pid``. The zygote reaps it, kills
+        what it left and forks the next sample (one round trip for all); this process then
+        empties the scratch folders. None when it cannot be had."""
         values, self.ready = self._receive_sample(b"next %d" % pid)
+        empty(self.scratch)
         if not values:
             return None, 0.0, 0
         status, cpu_ms, rss = values
-        return int(status), float(cpu_ms), int(rss)  # type: ignore[call-overload, arg-type]
+        return int(status), float(cpu_ms), int(rss)
 
     def clean(self, pid: int) -> None:
-        self._ask(b"clean %d" % pid)
+        """Kill what sample ``pid`` left and empty the scratch folders (the judge did not
+        reap it: see :func:`serve`)."""
+        try:
+            self.sock.send(b"clean %d" % pid)
+            if not self.sock.recv(16):
+                self.alive = False
+        except OSError:
+            self.alive = False
+        empty(self.scratch)
 
     def close(self) -> None:
         self.sock.close()
@@ -668,7 +685,7 @@ class Zygote:
             pass
 
 
-def _zygote_main(sock: "Any", folder: str, scratch: "list[str]") -> None:
+def _zygote_main(sock: "Any", folder: str) -> None:
     import ctypes
     import gc
     import socket
@@ -676,46 +693,51 @@ def _zygote_main(sock: "Any", folder: str, scratch: "list[str]") -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: what a sample leaves comes back here
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
-    for fd in (0, 1):  # the harness's channel is the judge's alone
+    for fd in (0, 1):  # the harness's channel is the judge's alone (2 is /dev/null already)
         os.dup2(os.open(os.devnull, os.O_RDWR), fd)
-    gc.freeze()
+    os.chdir(folder)  # what every sample would do: done once, here
+    os.environ["HOME"] = os.environ["TMPDIR"] = folder
+    _signal.signal(signal.SIGALRM, _alarm)  # the samples' per-test alarm
+    recv, send_fds, close, fork = sock.recv, socket.send_fds, os.close, _fork_sample
+    keep = (sock.fileno(),)
+    me = os.getpid()
+    gc.freeze()  # the samples' collections then skip (do not copy) what they share with us
     while True:
         try:
-            message = sock.recv(64)
+            message = recv(64)
         except OSError:
             message = b""
         if not message:
             return
-        values: list[object] = []
+        head = b""
         if message.startswith(b"next "):  # reap and clean up after one sample, fork the next
             pid = int(message[5:])
             try:
                 _, status, usage = os.wait4(pid, 0)
-                values = [status, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss * 1024]
+                head = b"%d %.3f %d " % (status, (usage.ru_utime + usage.ru_stime) * 1000,
+                                         usage.ru_maxrss * 1024)
             except ChildProcessError:
-                values = [9, 0, 0]
-            cleanup(pid, scratch)
+                head = b"9 0 0 "
+            kill_leftovers(pid, me)
             message = b"fork"
         if message == b"fork":
-            judge = spawn_sample(folder, close=(sock.fileno(),))
-            socket.send_fds(sock, [json.dumps([*values, judge.pid]).encode()],
-                            [judge.requests, judge.replies, judge.wholes])
-            for fd in (judge.requests, judge.replies, judge.wholes):
-                os.close(fd)
+            pid, fds = fork(keep, True)
+            send_fds(sock, [head + b"%d" % pid], fds)
+            for fd in fds:
+                close(fd)
         elif message.startswith(b"clean "):
-            cleanup(int(message[6:]), scratch)
+            kill_leftovers(int(message[6:]), me)
             sock.send(b"ok")
 
 
-def spawn_sample(folder: "str | None" = None, close: "tuple[int, ...]" = ()) -> Judge:
-    """Fork the sample process (before the job is read: it never sees expected values)."""
+def _fork_sample(close: "tuple[int, ...]" = (), zygote: bool = False) -> "tuple[int, list[int]]":
+    """Fork a sample process: (its pid, [requests, replies, wholes] pipe ends for its judge).
+
+    A ``zygote`` has all a sample needs already (its folder, environment, /dev/null as stdio,
+    the alarm handler): the child only starts a session of its own."""
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
     wholes_r, wholes_w = os.pipe()
-    if folder is not None:  # the server's objects go to a generation the child's collections
-        import gc  # skip, so they do not touch (copy) the pages they share with us
-
-        gc.freeze()
     pid = os.fork()
     if pid == 0:
         try:
@@ -724,17 +746,22 @@ def spawn_sample(folder: "str | None" = None, close: "tuple[int, ...]" = ()) -> 
             os.close(wholes_w)
             for fd in close:
                 os.close(fd)
-            if folder is not None:  # a fork server's child: a session and a folder of its own
+            if zygote:
                 os.setsid()
-                os.chdir(folder)
-                os.environ["HOME"] = os.environ["TMPDIR"] = folder
-            sample_main(requests_r, replies_w, wholes_r)
+            sample_main(requests_r, replies_w, wholes_r, stdio=not zygote)
         finally:
             os._exit(70)
     os.close(requests_r)
     os.close(replies_w)
     os.close(wholes_r)
-    return Judge(pid, requests_w, replies_r, wholes_w)
+    return pid, [requests_w, replies_r, wholes_w]
+
+
+def spawn_sample() -> Judge:
+    """Fork the sample process of a one-shot run (before the job is read: it never sees
+    expected values); the fork server's come from its :class:`Zygote`."""
+    pid, (requests, replies, wholes) = _fork_sample()
+    return Judge(pid, requests, replies, wholes)
 
 
 def run_job(sample: Judge, job: "dict[str, Any]", emit: "Callable[[dict[str, object]], None]") -> None:
@@ -832,6 +859,11 @@ def serve() -> None:
         config = json.loads(sys.argv[2])
     else:
         config = json.loads(_line_unbuffered(0) or b"{}")  # not stdin.readline(): see there
+    if isinstance(config.get("cpu"), int):  # one core for the judge, the zygote and samples
+        try:  # noqa: SIM105 - contextlib costs an import per sample
+            os.sched_setaffinity(0, {config["cpu"]})
+        except (OSError, ValueError):
+            pass
     for name in config.get("preload", ()):
         try:  # noqa: SIM105 - contextlib costs an import per sample
             __import__(name)
@@ -891,15 +923,12 @@ def _line_unbuffered(fd: int) -> bytes:
     return bytes(data)
 
 
-def cleanup(pid: int, scratch: "list[str]") -> None:
-    """Kill everything the sample left running, reap it, empty the ``scratch`` folders."""
-    import shutil
-
+def kill_leftovers(pid: int, me: int) -> None:
+    """Kill everything sample ``pid`` left running and reap it (``me``: its subreaper)."""
     try:  # noqa: SIM105 - contextlib costs an import per sample
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    me = os.getpid()
     for _ in range(200):
         kids = _children(me)
         if not kids:
@@ -920,6 +949,12 @@ def cleanup(pid: int, scratch: "list[str]") -> None:
                 break
         except ChildProcessError:
             break
+
+
+def empty(scratch: "list[str]") -> None:
+    """Remove everything in the ``scratch`` folders."""
+    import shutil
+
     for root in scratch:
         try:
             names = os.listdir(root)
@@ -937,18 +972,16 @@ def cleanup(pid: int, scratch: "list[str]") -> None:
 
 
 def _children(pid: int) -> "list[int]":
-    kids: list[int] = []
+    """The children of single-threaded process ``pid`` (plain reads: no file objects)."""
     try:
-        tids = os.listdir(f"/proc/{pid}/task")
+        fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY)
     except OSError:
-        return kids
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                kids.extend(int(k) for k in f.read().split())
-        except OSError:
-            pass
-    return kids
+        return []
+    try:
+        data = os.read(fd, 1 << 16)
+    finally:
+        os.close(fd)
+    return [int(k) for k in data.split()]
 
 
 PIPELINE_BYTES = 48 * 1024
