@@ -293,3 +293,20 @@ def test_short_circuits_keep_their_meaning(lang: PythonLanguage, sandbox: Sandbo
              TestSpec("chain", "assert 0 <= len(XS) < 5")]
     result = run(lang, sandbox, solution, tests)
     assert [(t.status, t.judged) for t in result.tests] == [("pass", "sample"), ("pass", "harness")]
+
+
+def test_nan_equals_nothing_however_it_is_judged(lang: PythonLanguage, sandbox: Sandbox) -> None:
+    # The judge passes a value whose repr is the expected value's without parsing it, except
+    # where NaN is involved: a NaN is equal to no other NaN, in a list or not.
+    nans = "def nans():\n    return [float('nan')]\n\ndef ones():\n    return [1.0]\n"
+    tests = [TestSpec("nan", "assert nans() == [nan]"), TestSpec("one", "assert ones() == [1.0]"),
+             TestSpec("not-one", "assert ones() == [1]")]
+    result = run(lang, sandbox, nans, tests)
+    assert statuses(result) == ["fail", "pass", "pass"]
+    assert result.tests[0].message == "nans() == [nan]: got [nan]"
+
+
+def test_each_server_keeps_to_one_core(lang: PythonLanguage, sandbox: Sandbox) -> None:
+    cores = "import os\n\ndef cores():\n    return len(os.sched_getaffinity(0))\n"
+    result = run(lang, sandbox, cores, [TestSpec("one", "assert cores() == 1")])
+    assert statuses(result) == ["pass"], result.tests[0].message

@@ -86,7 +86,7 @@ def warm_sample_loop() -> None:
     reqs = [{"op": "setup", "code": WARM_UP, "timeout": 5, "cap": 64},
             {"op": "value", "code": "(sum(xs)\n)", "offset": 0, "timeout": 5, "whole": True},
             {"op": "run", "code": "assert len(d) > 0", "offset": 0, "timeout": 5}]
-    os.write(requests_w, "".join(json.dumps(r) + "\n" for r in reqs).encode())
+    os.write(requests_w, b"".join(map(encode_request, reqs)))
     os.close(requests_w)
     os.close(wholes_w)
     out = sys.stdout
@@ -102,13 +102,13 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
     """The sample process's loop (see :func:`sample_main`)."""
     import io
 
-    dumps, loads = json.dumps, json.loads  # bound now: the solution may patch json, repr or type
+    dumps = json.dumps  # bound now: the solution may patch json, repr or type later
     write = os.write
     _repr, _type = repr, type
     real_out = sys.stdout
     _signal.signal(signal.SIGALRM, _alarm)  # not signal.signal: its enum wrapping costs ~0.3 ms
     ns: dict[str, object] = {"__name__": "solution", "__builtins__": __builtins__}
-    reader = _lines(requests)
+    reader = _requests(requests)
 
     def reply(rec: "dict[str, object]") -> None:
         data = (dumps(rec) + "\n").encode()
@@ -140,21 +140,19 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
             signal.setitimer(signal.ITIMER_REAL, 0)
             rec.update(status="error", message=_message(exc), line=_where(exc))
 
-    for line in reader:
-        req = loads(line)
-        op, timeout, cap = req["op"], float(req["timeout"]), int(req.get("cap", 4096))
-        if req.get("limits"):
-            _set_limits(req["limits"])
+    for op, offset, timeout, cap, wants_whole, limits, code in reader:
+        if limits:
+            _set_limits(limits)
         buf = io.StringIO()
         local = ns if op == "setup" else dict(ns)
         rec: dict[str, object] = {"status": "ok", "message": None, "line": None, "value": None}
         start = time.perf_counter()
         sys.stdout = sys.stderr = buf
         try:
-            execute(req["code"], op, int(req.get("offset", 0)), timeout, local, rec)
+            execute(code, op, offset, timeout, local, rec)
         finally:
             sys.stdout = sys.stderr = real_out
-        waiting = (op == "value" and req.get("whole") and rec["status"] == "ok"
+        waiting = (op == "value" and wants_whole and rec["status"] == "ok"
                    and not (_plain_value(value_seen[0]) or _plain(str(rec["value"]))))
         if waiting:
             rec["waiting"] = True
@@ -164,16 +162,15 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
         if not waiting:
             continue
         # not plain data the judge could compare: it sends the whole test case to run here
-        wline = next(_lines(wholes), None)  # one line at a time: the judge writes no more
-        if wline is None:
+        wreq = next(_requests(wholes), None)  # one at a time: the judge writes no more
+        if wreq is None:
             break
-        wreq = loads(wline)
         buf = io.StringIO()
         whole: dict[str, object] = {"status": "ok", "message": None, "line": None}
         start = time.perf_counter()
         sys.stdout = sys.stderr = buf
         try:
-            execute(wreq["code"], "run", int(wreq.get("offset", 0)), timeout, local, whole)
+            execute(wreq[6], "run", wreq[1], timeout, local, whole)
         finally:
             sys.stdout = sys.stderr = real_out
         whole["time_ms"] = (time.perf_counter() - start) * 1000
@@ -181,20 +178,42 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
         reply(whole)
 
 
-def _lines(fd: int) -> "Iterator[str]":
-    """The lines read from ``fd``, with plain reads (an ``io`` text reader costs a forked
-    process about 100 page copies to set up)."""
+def encode_request(req: "dict[str, Any]") -> bytes:
+    """A request for the sample process: a header line (op, line offset, timeout, output
+    cap, whole, limits, code size) and the code. Not JSON: decoding JSON costs a forked
+    process about 60 page copies, splitting a line a dozen."""
+    code = str(req["code"]).encode()
+    limits = ",".join(f"{k}={int(v)}" for k, v in (req.get("limits") or {}).items()) or "-"
+    head = (f"{req.get('op', 'run')} {int(req.get('offset', 0))} {float(req.get('timeout', 3.0))!r} "
+            f"{int(req.get('cap', 4096))} {int(bool(req.get('whole')))} {limits} {len(code)}\n")
+    return head.encode() + code
+
+
+def _requests(fd: int) -> "Iterator[tuple[str, int, float, int, bool, dict[str, int], str]]":
+    """The requests read from ``fd`` (see :func:`encode_request`), with plain reads: an
+    ``io`` text reader costs a forked process about 100 page copies to set up."""
     pending = b""
     while True:
         end = pending.find(b"\n")
-        if end >= 0:
-            yield pending[:end].decode()
-            pending = pending[end + 1:]
+        if end < 0:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return
+            pending += chunk
             continue
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return
-        pending += chunk
+        op, offset, timeout, cap, whole, limits, size = pending[:end].decode().split(" ")
+        stop = end + 1 + int(size)
+        while len(pending) < stop:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return
+            pending += chunk
+        code = pending[end + 1:stop].decode()
+        pending = pending[stop:]
+        yield (op, int(offset), float(timeout), int(cap), whole == "1",
+               {} if limits == "-" else {k: int(v) for k, v in
+                                         (item.split("=") for item in limits.split(","))},
+               code)
 
 
 _PLAIN_TYPES = (int, float, str, bool, type(None), bytes, complex)
@@ -556,25 +575,48 @@ def check_spec(code: str) -> "dict[str, object] | None":
     return {k: v for k, v in check.items() if k not in ("expected", "msg")}
 
 
-def check_from_spec(spec: "dict[str, object]") -> "dict[str, object] | None":
-    """The check a :func:`check_spec` describes (its literals evaluated here, not trusted)."""
+_LITERALS: "dict[str, tuple[bool, object]]" = {}
+"""Literal sources the judge has evaluated (the samples of a task share their tests)."""
+
+
+def _literal_source(src: str) -> "tuple[bool, object]":
+    """:func:`_literal` of source ``src``, evaluated once per judge. The value is shared by
+    the checks of all samples: the judge only compares it."""
     import ast
 
-    try:
-        ok, expected = _literal(ast.parse(str(spec["expected_src"]), mode="eval"))
-        has_msg, msg = (True, None) if spec.get("msg_src") is None else _literal(
-            ast.parse(str(spec["msg_src"]), mode="eval"))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    found = _LITERALS.get(src)
+    if found is None:
+        if len(_LITERALS) > 4096:
+            _LITERALS.clear()
+        try:
+            found = _literal(ast.parse(src, mode="eval"))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            found = (False, None)
+        _LITERALS[src] = found
+    return found
+
+
+def check_from_spec(spec: "dict[str, object]") -> "dict[str, object] | None":
+    """The check a :func:`check_spec` describes (its literals evaluated here, not trusted)."""
+    ok, expected = _literal_source(str(spec["expected_src"]))
+    has_msg, msg = (True, None) if spec.get("msg_src") is None else _literal_source(
+        str(spec["msg_src"]))
     if not (ok and has_msg) or (spec.get("op") not in COMPARE and spec.get("kind") != "expr"):
         return None
-    return {**spec, "expected": expected, "msg": msg}
+    same = None  # the repr of a value equal to the expected one (NaN is equal to nothing)
+    if spec.get("op") == "Eq" and spec.get("kind") != "expr":
+        text = repr(expected)
+        if "nan" not in text:
+            same = text
+    return {**spec, "expected": expected, "msg": msg, "same_repr": same}
 
 
 def judge(check: "dict[str, object]", got_repr: str) -> "tuple[str, str | None, bool]":
     """(status, message, judged here) for a value the sample process returned."""
     import ast
 
+    if got_repr == check.get("same_repr"):  # what parsing it would show: equal to expected
+        return "pass", None, True
     try:
         ok, got = _literal(ast.parse(got_repr, mode="eval"))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -778,8 +820,8 @@ def run_job(sample: Judge, job: "dict[str, Any]", emit: "Callable[[dict[str, obj
     setup_req = {"op": "setup", "code": setup, "timeout": default, "cap": cap, "limits": limits}
     plans = [plan_test(str(t["code"]), offset, float(t.get("timeout") or default), cap,
                        t.get("check", False)) for t in tests]
-    payload = [(json.dumps(setup_req) + "\n").encode()]
-    payload += [(json.dumps(req) + "\n").encode() for _, req, _ in plans]
+    payload = [encode_request(setup_req)]
+    payload += [encode_request(req) for _, req, _ in plans]
     pipelined = sum(map(len, payload)) <= PIPELINE_BYTES
     if pipelined:  # all at once: the sample works through them without waiting for us
         sample.send(b"".join(payload))
@@ -805,8 +847,8 @@ def run_job(sample: Judge, job: "dict[str, Any]", emit: "Callable[[dict[str, obj
                     sample.kill("died")  # it claims a plain value is not: it lies
                     reply = None
                 else:
-                    sample.send((json.dumps({"code": check["whole_code"], "offset": offset})
-                                 + "\n").encode(), sample.wholes)
+                    sample.send(encode_request({"code": check["whole_code"], "offset": offset}),
+                                sample.wholes)
                     whole = sample.receive(grace)
                     reply = None if whole is None else {**reply, "whole": whole}
             held.append(verdict(i, check, reply, offset) if reply is not None
@@ -859,6 +901,7 @@ def serve() -> None:
         config = json.loads(sys.argv[2])
     else:
         config = json.loads(_line_unbuffered(0) or b"{}")  # not stdin.readline(): see there
+    os.environ.pop("LD_BIND_NOW", None)  # bound already; not for what samples start
     if isinstance(config.get("cpu"), int):  # one core for the judge, the zygote and samples
         try:  # noqa: SIM105 - contextlib costs an import per sample
             os.sched_setaffinity(0, {config["cpu"]})

@@ -44,6 +44,9 @@ PRELOAD = ("math", "re", "collections", "itertools", "functools", "heapq", "stri
            "typing", "fractions", "statistics", "copy", "operator", "dataclasses", "enum",
            "resource", "ast", "select", "shutil", "random", "hashlib")
 """Imported by the server once, so that samples importing them do not pay for it."""
+SERVER_ENV = {"LD_BIND_NOW": "1"}
+"""The server's own environment (it drops these before any sample runs): symbols bound at
+start, so that no sample writes (copies) the pages where the lazy binder would."""
 SERVER_MARGIN_S = 5.0
 SERVER_CPU_S = 30 * 24 * 3600
 """The server's own CPU limit (each sample has its own, set when it loads)."""
@@ -79,7 +82,8 @@ class Server:
     def _start(self) -> Session:
         python = self.interpreter or self.sandbox.python
         session = self.sandbox.start([python, "-I", "-S", "bw_runner.py", "--serve"],
-                                     files={"bw_runner.py": RUNNER}, limits=self.limits)
+                                     files={"bw_runner.py": RUNNER}, limits=self.limits,
+                                     env=SERVER_ENV)
         scratch = ["/tmp", "/dev/shm"] if "hidden-tmp" in self.sandbox.guarantees else []
         config: dict[str, Any] = {"preload": list(PRELOAD), "scratch": scratch}
         if self.cpu is not None:
