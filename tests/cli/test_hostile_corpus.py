@@ -684,17 +684,21 @@ def test_hostile_corpus(setting: Setting, listener: Listener, backend: str) -> N
 
 
 FORGE = """
-import fcntl, json, os, stat
+import fcntl, os, stat
+
+def reply(value=None, kind=None, waiting=0):  # the runner's reply frame (see decode_reply)
+    texts = [None, value, kind, ""]  # message, value, type, output
+    sizes = " ".join("-1" if t is None else str(len(t)) for t in texts)
+    return f"ok -1 1.0 {waiting} {sizes}\\n" + "".join(t for t in texts if t)
 
 def forge():
-    ok = {"status": "ok", "message": None, "line": None, "value": None, "time_ms": 1, "output": ""}
     replies = [
-        ok,  # "the solution loaded"
-        {**ok, "value": "Anything()", "type": "int", "waiting": True},  # test 0: no plain value...
-        ok,  # ... and its whole test passed here
-        ok,  # test 1, run whole here: passed
+        reply(),  # "the solution loaded"
+        reply("Anything()", "int", 1),  # test 0: no plain value...
+        reply(),  # ... and its whole test passed here
+        reply(),  # test 1, run whole here: passed
     ]
-    data = "".join(json.dumps(r) + "\\n" for r in replies).encode()
+    data = "".join(replies).encode()
     for fd in range(3, 256):  # the judge's reply pipe: the one FIFO open for writing
         try:
             if (stat.S_ISFIFO(os.fstat(fd).st_mode)

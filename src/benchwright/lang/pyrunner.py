@@ -314,7 +314,7 @@ class Judge:
         """Why the replies cannot be trusted (see :meth:`finish`)."""
 
     def send(self, data: bytes, fd: "int | None" = None) -> bool:
-        """Write requests (JSON lines); False when the sample process is gone."""
+        """Write requests (:func:`encode_request`); False when the sample process is gone."""
         if not self.alive:
             return False
         try:
@@ -1009,7 +1009,11 @@ def _line_unbuffered(fd: int) -> bytes:
 
 
 def kill_leftovers(pid: int, me: int) -> None:
-    """Kill everything sample ``pid`` left running and reap it (``me``: its subreaper)."""
+    """Kill everything sample ``pid`` left running and reap it (``me``: its subreaper, whose
+    children the sample's descendants are once the sample is gone)."""
+    kids = _children(me)
+    if not kids:  # nothing left, not even a zombie (the usual case: no exceptions to raise)
+        return
     try:  # noqa: SIM105 - contextlib costs an import per sample
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

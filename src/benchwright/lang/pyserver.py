@@ -13,8 +13,11 @@ running in a sandbox of its own, and each sample runs in a process forked for it
   its own limits (address space, CPU time for the whole sample, file size, open files; soft =
   hard);
 * the judge judges every test case (see :mod:`.pyrunner`); the zygote then kills every process
-  the sample left (it is their subreaper), and empties the sample's folder and the sandbox's
-  private ``/tmp`` and ``/dev/shm``, so nothing of one sample is seen by the next;
+  the sample left (it is their subreaper) before it forks the next sample, and the judge
+  empties the sample's folder and the sandbox's private ``/tmp`` and ``/dev/shm`` before it
+  sends the next job, so nothing of one sample is seen by the next;
+* each server keeps to one core (round the cores the harness may use), with its zygote and
+  samples: a fork's page copies then never wait for another core's TLB to be flushed;
 * judge and zygote are not dumpable, so a sample (same uid) cannot open their descriptors
   through ``/proc``. A sample can kill either: that fails its own tests only (``error``); a
   dead zygote makes the server start itself afresh (``exec``), a dead server is started again
