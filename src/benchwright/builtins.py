@@ -6,6 +6,7 @@ from benchwright.registry import Registry
 
 
 def register(reg: Registry) -> None:
+    from benchwright.criteria.generation import Cost, Latency
     from benchwright.criteria.unit_test import UnitTest
     from benchwright.criteria.usage import CpuUsage, RamUsage, TokenCount
     from benchwright.lang.bash import BashLanguage
@@ -24,7 +25,7 @@ def register(reg: Registry) -> None:
     from benchwright.sandbox.rlimit import RlimitSandbox
     from benchwright.sandbox.unshare import UnshareSandbox
 
-    for criterion in (UnitTest, CpuUsage, RamUsage, TokenCount):
+    for criterion in (UnitTest, CpuUsage, RamUsage, TokenCount, Cost, Latency):
         reg.add("criterion", criterion.name, criterion)
     reg.add("language", "python", PythonLanguage)
     reg.add("language", "java", JavaLanguage)

@@ -119,8 +119,10 @@ def test_every_language_runs_its_example_tasks(workspace: Path, bw: Runner) -> N
     """configs/languages.yaml: the same tasks in all nine languages, golden solutions pass,
     with a record per test case and the sample's CPU time and memory."""
     proc = bw("run", "configs/languages.yaml", cwd=workspace)
-    assert proc.returncode == 0, proc.stderr
     records = read_jsonl(only_run(workspace) / "records.jsonl")
+    failed = [(r["language"], r["task"], r["test_case"], r["status"], r["error"]) for r in records
+              if r["criterion"] == "unit-test" and r["verdict"] not in ("pass", None)]
+    assert proc.returncode == 0, f"{proc.stderr}\n{failed}"
     langs = {r["language"] for r in records}
     assert langs == {"python", "java", "javascript", "typescript", "c", "cpp", "rust", "go", "bash"}
     for lang in langs:

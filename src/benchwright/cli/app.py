@@ -363,11 +363,43 @@ def list_plugins(
     if wanted == ["language"]:
         out.print(_languages_table())
         return
+    if wanted == ["criterion"]:
+        out.print(_criteria_table())
+        return
     table = Table("kind", "name", "description", "from")
     for k in wanted:
         for p in registry.plugins(k):
             table.add_row(k, p.name, p.description, p.origin)
     out.print(table)
+
+
+def _criteria_table() -> Any:
+    """Each criterion with its unit, languages, tool and whether this machine has the tool;
+    then the criteria the specification names that this version does not ship."""
+    from rich.table import Table
+
+    from benchwright.criteria.base import Criterion
+    from benchwright.criteria.catalogue import PLANNED
+    from benchwright.registry import registry
+
+    table = Table(title="criteria", caption="what each measures and how it is scored: "
+                  "docs/criteria.md")
+    table.add_column("criterion", no_wrap=True)
+    for column in ("unit", "better", "languages", "tool", "state", "from"):
+        table.add_column(column)
+    for p in registry.plugins("criterion"):
+        criterion: Criterion = registry.create("criterion", p.name)
+        why = criterion.missing()
+        table.add_row(p.name, criterion.unit or "-",
+                      "higher" if criterion.higher_is_better else "lower",
+                      ", ".join(criterion.languages) or "any", criterion.tool,
+                      "[green]ready[/green]" if why is None else f"[red]missing[/red]: {why}",
+                      p.origin.split(".")[0])
+    for name in PLANNED:
+        if not registry.has("criterion", name):
+            table.add_row(name, "", "", "", "", "[yellow]planned[/yellow] (not in this version)",
+                          "")
+    return table
 
 
 def _languages_table() -> Any:

@@ -138,6 +138,15 @@ class Criterion(abc.ABC):
     higher_is_better: bool = True
     executes: bool = False
     """Whether it needs the sample's tests to run (and so a language plug-in)."""
+    languages: tuple[str, ...] = ()
+    """The languages it measures (empty: any)."""
+    tool: str = "benchwright"
+    """What does the measuring: a program or library, or benchwright itself."""
+
+    def missing(self) -> str | None:
+        """Why this criterion cannot run on this machine (its tool is not installed), with how
+        to install it; None when it can."""
+        return None
 
     def applies(self, task: Task, language: str, rendered: RenderedTask) -> bool:
         """Whether this criterion has anything to say about ``task`` in ``language``."""

@@ -7,8 +7,6 @@ thesis's own files work as they are; a name in neither the registry nor this lis
 from __future__ import annotations
 
 PLANNED: dict[str, str] = {
-    "cost": "price of the generation (USD)",
-    "latency": "generation wall time (ms)",
     "energy": "energy and CO2 of the run",
     "python-ruff": "ruff findings",
     "python-pyright": "pyright findings",

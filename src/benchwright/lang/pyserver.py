@@ -160,7 +160,7 @@ class ServerPool:
         self._lock = threading.Lock()
         self._servers: dict[int, tuple[_Key, Server]] = {}
         self._cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-        self._next_cpu = 0
+        self._next_cpu = os.getpid()  # not 0: other benchwright processes start elsewhere
 
     def get(self, sandbox: Sandbox, limits: SandboxLimits, interpreter: str | None) -> Server | None:
         """This thread's server for ``sandbox`` (None when the sandbox has no sessions)."""
