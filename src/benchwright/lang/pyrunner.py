@@ -170,12 +170,13 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
         wreq = next(_requests(wholes), None)  # one at a time: the judge writes no more
         if wreq is None:
             break
+        _, whole_offset, _, _, _, _, whole_code = wreq
         buf = io.StringIO()
         whole: dict[str, object] = {"status": "ok", "message": None, "line": None}
         start = time.perf_counter()
         sys.stdout = sys.stderr = buf
         try:
-            execute(wreq[6], "run", wreq[1], timeout, local, whole)
+            execute(whole_code, "run", whole_offset, timeout, local, whole)
         finally:
             sys.stdout = sys.stderr = real_out
         whole["time_ms"] = (time.perf_counter() - start) * 1000
@@ -617,13 +618,14 @@ def check_spec(code: str) -> "dict[str, object] | None":
     return {k: v for k, v in check.items() if k not in ("expected", "msg")}
 
 
-_LITERALS: "dict[str, tuple[bool, object]]" = {}
+_LITERALS: "dict[str, tuple[bool, object, str | None]]" = {}
 """Literal sources the judge has evaluated (the samples of a task share their tests)."""
 
 
-def _literal_source(src: str) -> "tuple[bool, object]":
-    """:func:`_literal` of source ``src``, evaluated once per judge. The value is shared by
-    the checks of all samples: the judge only compares it."""
+def _literal_source(src: str) -> "tuple[bool, object, str | None]":
+    """:func:`_literal` of source ``src``, evaluated once per judge, and the repr of a value
+    equal to it (None where NaN is involved: a NaN is equal to nothing). The value is shared
+    by the checks of all samples: the judge only compares it."""
     import ast
 
     found = _LITERALS.get(src)
@@ -631,26 +633,23 @@ def _literal_source(src: str) -> "tuple[bool, object]":
         if len(_LITERALS) > 4096:
             _LITERALS.clear()
         try:
-            found = _literal(ast.parse(src, mode="eval"))
+            ok, value = _literal(ast.parse(src, mode="eval"))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            found = (False, None)
-        _LITERALS[src] = found
+            ok, value = False, None
+        text = repr(value) if ok else None
+        found = _LITERALS[src] = (ok, value, None if text is None or "nan" in text else text)
     return found
 
 
 def check_from_spec(spec: "dict[str, object]") -> "dict[str, object] | None":
     """The check a :func:`check_spec` describes (its literals evaluated here, not trusted)."""
-    ok, expected = _literal_source(str(spec["expected_src"]))
-    has_msg, msg = (True, None) if spec.get("msg_src") is None else _literal_source(
+    ok, expected, same = _literal_source(str(spec["expected_src"]))
+    has_msg, msg, _ = (True, None, None) if spec.get("msg_src") is None else _literal_source(
         str(spec["msg_src"]))
     if not (ok and has_msg) or (spec.get("op") not in COMPARE and spec.get("kind") != "expr"):
         return None
-    same = None  # the repr of a value equal to the expected one (NaN is equal to nothing)
-    if spec.get("op") == "Eq" and spec.get("kind") != "expr":
-        text = repr(expected)
-        if "nan" not in text:
-            same = text
-    return {**spec, "expected": expected, "msg": msg, "same_repr": same}
+    equal_repr = same if spec.get("op") == "Eq" and spec.get("kind") != "expr" else None
+    return {**spec, "expected": expected, "msg": msg, "same_repr": equal_repr}
 
 
 def judge(check: "dict[str, object]", got_repr: str) -> "tuple[str, str | None, bool]":
@@ -781,7 +780,6 @@ def _zygote_main(sock: "Any", folder: str) -> None:
         os.dup2(os.open(os.devnull, os.O_RDWR), fd)
     os.chdir(folder)  # what every sample would do: done once, here
     os.environ["HOME"] = os.environ["TMPDIR"] = folder
-    _signal.signal(signal.SIGALRM, _alarm)  # the samples' per-test alarm
     recv, send_fds, close, fork = sock.recv, socket.send_fds, os.close, _fork_sample
     keep = (sock.fileno(),)
     me = os.getpid()
@@ -817,8 +815,8 @@ def _zygote_main(sock: "Any", folder: str) -> None:
 def _fork_sample(close: "tuple[int, ...]" = (), zygote: bool = False) -> "tuple[int, list[int]]":
     """Fork a sample process: (its pid, [requests, replies, wholes] pipe ends for its judge).
 
-    A ``zygote`` has all a sample needs already (its folder, environment, /dev/null as stdio,
-    the alarm handler): the child only starts a session of its own."""
+    A ``zygote`` has all a sample needs already (its folder, environment, /dev/null as stdio):
+    the child only starts a session of its own."""
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
     wholes_r, wholes_w = os.pipe()
@@ -1019,7 +1017,6 @@ def kill_leftovers(pid: int, me: int) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     for _ in range(200):
-        kids = _children(me)
         if not kids:
             break
         for kid in kids:
@@ -1032,6 +1029,7 @@ def kill_leftovers(pid: int, me: int) -> None:
                 os.waitpid(kid, 0)
             except ChildProcessError:
                 pass
+        kids = _children(me)  # what those left behind came back to us
     while True:  # zombies already gone from the children lists
         try:
             if os.waitpid(-1, os.WNOHANG)[0] == 0:
