@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from benchwright.registry import Registry
 
+CRITERIA_MODULES = (
+    "unit_test", "usage", "generation", "python_analysis", "coverage", "java_analysis",
+    "complexity", "similarity", "judge", "energy", "sonarqube",
+)
+"""The modules of :mod:`benchwright.criteria` whose ``CRITERIA`` are benchwright's own."""
+
 
 def register(reg: Registry) -> None:
-    from benchwright.criteria.generation import Cost, Latency
-    from benchwright.criteria.unit_test import UnitTest
-    from benchwright.criteria.usage import CpuUsage, RamUsage, TokenCount
+    import importlib
+
     from benchwright.lang.bash import BashLanguage
     from benchwright.lang.c import CLanguage, CppLanguage
     from benchwright.lang.golang import GoLanguage
@@ -25,8 +30,9 @@ def register(reg: Registry) -> None:
     from benchwright.sandbox.rlimit import RlimitSandbox
     from benchwright.sandbox.unshare import UnshareSandbox
 
-    for criterion in (UnitTest, CpuUsage, RamUsage, TokenCount, Cost, Latency):
-        reg.add("criterion", criterion.name, criterion)
+    for module in CRITERIA_MODULES:
+        for criterion in importlib.import_module(f"benchwright.criteria.{module}").CRITERIA:
+            reg.add("criterion", criterion.name, criterion)
     reg.add("language", "python", PythonLanguage)
     reg.add("language", "java", JavaLanguage)
     for language in (JavaScriptLanguage, TypeScriptLanguage, CLanguage, CppLanguage, RustLanguage,

@@ -41,3 +41,6 @@ class Latency(Criterion):
             "cached": g.cached, "replay_ms": g.replay_ms, "attempts": g.attempts,
             "tokens_out": g.tokens_out,
         })]
+
+
+CRITERIA = (Cost, Latency)

@@ -63,3 +63,6 @@ class UnitTest(Criterion):
         ))
         return out
 
+
+
+CRITERIA = (UnitTest,)

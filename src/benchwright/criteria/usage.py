@@ -71,3 +71,6 @@ class TokenCount(Criterion):
         return [Measurement(score=float(total), unit=self.unit, details={
             "tokens_in": g.tokens_in, "tokens_out": g.tokens_out, "estimated": g.tokens_estimated,
         })]
+
+
+CRITERIA = (CpuUsage, RamUsage, TokenCount)

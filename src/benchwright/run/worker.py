@@ -52,6 +52,7 @@ class Worker:
         self.limits = limits
         self._langs: dict[str, Language | None] = {}
         self._criteria: dict[str, Criterion] = {}
+        self._missing: dict[str, str | None] = {}
 
     def language(self, name: str) -> Language | None:
         if name not in self._langs:
@@ -69,6 +70,12 @@ class Worker:
         if name not in self._criteria:
             self._criteria[name] = registry.create("criterion", name)
         return self._criteria[name]
+
+    def missing(self, name: str) -> str | None:
+        """Why criterion ``name`` cannot run on this machine (asked once a run), or None."""
+        if name not in self._missing:
+            self._missing[name] = self.criterion(name).missing()
+        return self._missing[name]
 
     async def generate(self, unit: SampleUnit) -> Generation:
         messages = unit.messages()
@@ -131,7 +138,11 @@ class Worker:
             executor = type(plugin).__name__
             start = time.perf_counter()
             try:
-                measurements = plugin.evaluate(ctx)
+                why = self.missing(name)
+                if why is not None:  # its tool is not installed: said on every sample, never an error
+                    measurements = [Measurement(score=None, verdict="n/a", output=why)]
+                else:
+                    measurements = plugin.evaluate(ctx)
             except InfraError as e:
                 infra = infra or str(e)
                 measurements = [Measurement(score=None, error=f"infra_error: {e}")]
