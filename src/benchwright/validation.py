@@ -142,6 +142,17 @@ def check_config(path: Path, ws: Workspace) -> tuple[
         return problems, [], None, doc
     for i, toggle in enumerate(config.criteria):
         problems += _check_criterion(doc, i, toggle)
+        if (toggle.enabled and config.llm_judge is None and registry.has("criterion", toggle.name)
+                and registry.create("criterion", toggle.name).needs_judge):
+            problems.append(doc.problem(("criteria", i, "name"),
+                                        f"{toggle.name} asks a judge model, and the config names none; "
+                                        "its records will be n/a", severity="warning",
+                                        hint="add `llm-judge: provider/model` to the config"))
+    if config.llm_judge is not None:
+        try:
+            model_resolve.resolve(config.llm_judge, ws.settings)
+        except UserError as e:
+            problems.append(doc.problem(("llm-judge",), str(e)))
     paths = []
     for i, name in enumerate(config.task_sources):
         p = ws.resolve(name, relative_to=path.parent)

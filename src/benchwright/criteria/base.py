@@ -9,6 +9,7 @@ from typing import Any
 from benchwright.config.model import Limits
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome
+from benchwright.model.judge import Judge
 from benchwright.results.record import Generation, Verdict
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 from benchwright.sandbox.wallcap import WallCap, wall_capped
@@ -50,6 +51,10 @@ class SampleContext:
     lang: Language | None
     sandbox: Sandbox
     limits: Limits
+    judge: Judge | None = None
+    """The config's ``llm-judge`` model, when it names one and a judge criterion runs."""
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    """What one criterion worked out that another of the same sample may reuse (the judge's answer)."""
     _execution: ExecutionResult | None = field(default=None, repr=False)
     _wall_s: float | None = field(default=None, repr=False)
 
@@ -142,6 +147,8 @@ class Criterion(abc.ABC):
     """The languages it measures (empty: any)."""
     tool: str = "benchwright"
     """What does the measuring: a program or library, or benchwright itself."""
+    needs_judge: bool = False
+    """Whether it asks the config's ``llm-judge`` model (``SampleContext.judge``)."""
 
     def missing(self) -> str | None:
         """Why this criterion cannot run on this machine (its tool is not installed), with how

@@ -1,8 +1,224 @@
-"""(being written)"""
+"""``llm-judge-code-quality``, ``llm-judge-comment-quality`` and ``llm-judge-solution-correctness``.
+
+One question per sample: the task's ``llm_judge_prompt`` (else :data:`DEFAULT_PROMPT`) with the
+task's prompt and the extracted solution, sent to the config's ``llm-judge`` model. The three
+criteria share the answer; each records the score under its own key (``code_quality``,
+``comment_quality``, ``solution_correctness``). The answer is read leniently (see
+:func:`parse_scores`); an answer with no usable score is recorded as such, never guessed.
+"""
 
 from __future__ import annotations
 
-from benchwright.criteria.base import Criterion
+import re
+from dataclasses import dataclass, field
+from typing import Any
 
-CRITERIA: tuple[type[Criterion], ...] = ()
-"""The criteria of this module, registered by :mod:`benchwright.builtins`."""
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from benchwright.criteria.base import Criterion, Measurement, SampleContext
+from benchwright.errors import InfraError, UserError
+from benchwright.model.judge import JudgeReply
+from benchwright.task.render import render_judge_prompt
+
+SCALE = (0.0, 10.0)
+
+DEFAULT_PROMPT = """\
+You are an experienced software engineer reviewing a candidate's answer to a coding exercise.
+
+The exercise was:
+{prompt}
+
+The candidate's solution ({language}):
+{solution}
+
+Rate the solution on a scale from 0 (worst) to 10 (best). Respond with YAML only, with these
+keys: solution_correctness (does it solve the exercise, edge cases included), code_quality
+(clarity, structure, idiomatic use of the language), comment_quality (are comments and
+docstrings present where they help, and accurate), style_quality (naming and formatting), and
+explanation (one line).
+"""
+"""The question for a task without an ``llm_judge_prompt``."""
+
+NO_JUDGE = ("the execution config names no judge model: add `llm-judge: provider/model` to it "
+            "(see docs/criteria.md#llm-judge-code-quality)")
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[^\n]*\n(.*?)```", re.S)
+_PAIR = re.compile(
+    r"^[\s>*#`-]*\**([A-Za-z][A-Za-z0-9 _-]*?)\**\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*10\b)?",
+    re.M)
+_yaml = YAML(typ="safe", pure=True)
+
+
+def key_of(name: str) -> str:
+    """``Code Quality`` / ``code-quality`` -> ``code_quality``."""
+    return re.sub(r"[\s-]+", "_", name.strip().lower())
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*10)?\s*", value)
+        if m:
+            return float(m.group(1))
+    return None
+
+
+def _mapping_scores(data: Any) -> dict[str, float]:
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, float] = {}
+    for k, v in data.items():
+        if isinstance(v, dict):  # scores nested under a heading (evaluation: {code_quality: 7})
+            for kk, vv in _mapping_scores(v).items():
+                out.setdefault(kk, vv)
+            continue
+        n = _number(v)
+        if n is not None:
+            out[key_of(str(k))] = n
+    return out
+
+
+def _yaml_scores(text: str) -> dict[str, float]:
+    try:
+        return _mapping_scores(_yaml.load(text))
+    except YAMLError:
+        return {}
+
+
+def parse_scores(text: str) -> tuple[dict[str, float], str]:
+    """The scores in a judge's answer, and how they were found.
+
+    Tried in order: each fenced block (```yaml or any), the whole answer as YAML, the lines
+    from the first to the last ``key: number`` line as YAML (prose around a YAML block), and
+    last ``key: number`` pairs anywhere (``**Code quality**: 7/10`` included). Keys are
+    normalised (:func:`key_of`); a value may be written ``7``, ``7.5`` or ``7/10``.
+    Returns ``({}, "none")`` when nothing was found.
+    """
+    for m in _FENCE.finditer(text):
+        scores = _yaml_scores(m.group(2))
+        if scores:
+            return scores, "fenced"
+    scores = _yaml_scores(text)
+    if scores:
+        return scores, "yaml"
+    lines = text.splitlines()
+    hits = [i for i, line in enumerate(lines) if _PAIR.match(line)]
+    if hits:
+        scores = _yaml_scores("\n".join(lines[hits[0]:hits[-1] + 1]))
+        if scores:
+            return scores, "embedded"
+    pairs = {key_of(m.group(1)): float(m.group(2)) for m in _PAIR.finditer(text)}
+    if pairs:
+        return pairs, "pairs"
+    return {}, "none"
+
+
+@dataclass
+class Judgement:
+    """The judge's verdict on one sample, shared by the three criteria."""
+
+    reply: JudgeReply
+    prompt: str
+    scores: dict[str, float] = field(default_factory=dict)
+    found: str = "none"
+    paid_by: str | None = None
+    """The criterion whose record carries the judge's cost (the others share the answer)."""
+
+
+def judge_prompt(ctx: SampleContext) -> str:
+    """The question for this sample: the task's ``llm_judge_prompt`` or the default."""
+    try:
+        own = render_judge_prompt(ctx.task, ctx.language, ctx.rendered.parameters,
+                                  ctx.rendered.prompt, ctx.code)
+    except UserError as e:  # validated before the run; a failure here is the harness's
+        raise InfraError(f"the task's llm_judge_prompt could not be rendered: {e}") from e
+    if own is not None:
+        return own
+    return DEFAULT_PROMPT.format(prompt=ctx.rendered.prompt.strip(), language=ctx.language,
+                                 solution=ctx.code.rstrip())
+
+
+def judgement(ctx: SampleContext) -> Judgement:
+    """Ask the judge about this sample once; every judge criterion of the sample shares it.
+
+    Raises:
+        InfraError: the judge model did not answer (after the engine's retries).
+    """
+    memo = ctx.memo.get("llm-judge")
+    if isinstance(memo, Judgement):
+        return memo
+    if ctx.judge is None:
+        raise InfraError(NO_JUDGE)
+    prompt = judge_prompt(ctx)
+    reply = ctx.judge.ask(prompt, language=ctx.language, task=ctx.task.name)
+    if reply.text is None:
+        raise InfraError(f"the judge model {reply.model} did not answer: {reply.error}")
+    scores, found = parse_scores(reply.text)
+    result = Judgement(reply, prompt, scores, found)
+    ctx.memo["llm-judge"] = result
+    return result
+
+
+class LlmJudge(Criterion):
+    """A score from 0 to 10 given by the judge model."""
+
+    unit = "0-10"
+    higher_is_better = True
+    key = "?"
+    tool = "the config's llm-judge model"
+    needs_judge = True
+
+    def evaluate(self, ctx: SampleContext) -> list[Measurement]:
+        if ctx.judge is None and "llm-judge" not in ctx.memo:
+            return [Measurement(score=None, verdict="n/a", output=NO_JUDGE)]
+        j = judgement(ctx)
+        details: dict[str, Any] = {
+            "key": self.key, "scores": j.scores, "found": j.found, "judge": j.reply.usage(),
+            "prompt_chars": len(j.prompt),
+        }
+        if j.paid_by is None:
+            j.paid_by = self.name
+            details["judge"]["paid"] = True
+        else:
+            details["judge"]["paid"] = False
+            details["judge"]["shared_with"] = j.paid_by
+        score = j.scores.get(self.key)
+        if score is None:
+            why = ("the judge's answer has no usable score" if not j.scores else
+                   f"the judge's answer has no {self.key} (it gave {', '.join(sorted(j.scores))}; "
+                   f"ask for `{self.key}` in the task's llm_judge_prompt)")
+            return [Measurement(score=None, status="unparseable", error=why, output=j.reply.text,
+                                details=details)]
+        low, high = SCALE
+        if not low <= score <= high:
+            return [Measurement(score=None, status="unparseable", output=j.reply.text, details=details,
+                                error=f"the judge gave {self.key} = {score:g}, outside {low:g}-{high:g}")]
+        return [Measurement(score=score, output=j.reply.text, details=details)]
+
+
+class CodeQuality(LlmJudge):
+    """LLM judge: code quality (clarity, structure, idiom), 0-10."""
+
+    name = "llm-judge-code-quality"
+    key = "code_quality"
+
+
+class CommentQuality(LlmJudge):
+    """LLM judge: quality of the comments and docstrings, 0-10."""
+
+    name = "llm-judge-comment-quality"
+    key = "comment_quality"
+
+
+class SolutionCorrectness(LlmJudge):
+    """LLM judge: whether the solution solves the task, 0-10."""
+
+    name = "llm-judge-solution-correctness"
+    key = "solution_correctness"
+
+
+CRITERIA: tuple[type[Criterion], ...] = (CodeQuality, CommentQuality, SolutionCorrectness)

@@ -212,6 +212,7 @@ def notes(summary: dict[str, Any]) -> list[str]:
     if infra:
         out.append(f"{infra} sample(s) ended in infra_error (harness, sandbox or provider failure): "
                    "not counted against any model; retry with `benchwright run --resume --retry-errors`")
+    out += unscored_notes(summary)
     skipped = summary.get("skipped_criteria")
     if skipped:
         if isinstance(skipped, dict):
@@ -227,6 +228,28 @@ def notes(summary: dict[str, Any]) -> list[str]:
     elif isolation:
         out.append(f"isolation: {isolation}")
     return out
+
+
+def unscored_notes(summary: dict[str, Any]) -> list[str]:
+    """Why a criterion left samples unscored (n/a, or a judge answer with no score), once per
+    criterion and reason; and the judge model's own tokens and cost per judged model."""
+    reasons: dict[tuple[str, str], list[str]] = {}
+    judged: list[str] = []
+    for model, data in (summary.get("by_model") or {}).items():
+        for name, entry in ((data or {}).get("criteria") or {}).items():
+            if (entry or {}).get("unscored"):
+                reason = str(entry.get("unscored_reason") or "no reason given").splitlines()[0][:200]
+                reasons.setdefault((str(name), reason), []).append(f"{model} ({entry['unscored']})")
+        j = (data or {}).get("judge")
+        if j:
+            cost = j.get("cost_usd")
+            judged.append(f"judge {j.get('model')} on {model}: {j.get('answers', 0)} answers, "
+                          f"{j.get('tokens_in', 0)} + {j.get('tokens_out', 0)} tokens"
+                          + (f", {format_value(cost, 'USD')} USD" if cost is not None else "")
+                          + " (not counted in the model's own token-count or cost)")
+    out = [f"{name} unscored for {', '.join(models)}: {reason}"
+           for (name, reason), models in sorted(reasons.items())]
+    return out + judged
 
 
 LISTED_TIMEOUTS = 20

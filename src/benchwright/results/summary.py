@@ -48,6 +48,10 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     means: dict[str, dict[str, _Mean]] = defaultdict(lambda: defaultdict(_Mean))
     units: dict[str, str] = {}
     test_ratio: dict[str, _Mean] = defaultdict(_Mean)
+    # model -> criterion -> how many samples it did not score, and the first reason why
+    unscored: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    # model -> the judge model's own tokens and cost (never the candidate's)
+    judges: dict[str, dict[str, Any]] = defaultdict(dict)
     # model -> execution_id -> the sample that had a test hit a time limit, and those tests
     limited: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     # model -> execution_id -> a sample with a pass that looks forged (TestOutcome.suspicious)
@@ -75,7 +79,14 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
             continue
         if r.unit:
             units[r.criterion] = r.unit
-        if r.score is not None:
+        judged = (r.details or {}).get("judge")
+        if isinstance(judged, dict) and judged.get("paid"):
+            _judge_usage(judges[r.model], judged)
+        if r.score is None:  # n/a (the output says why) or unscored (the error says why)
+            miss = unscored[r.model].setdefault(r.criterion, {"n": 0, "reason": None})
+            miss["n"] += 1
+            miss["reason"] = miss["reason"] or r.error or r.output
+        else:
             means[r.model][r.criterion].add(r.score)
             for key in slices:
                 label = getattr(r, key) or "(none)"
@@ -89,10 +100,14 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
         for o in outcomes[model].values():
             counts[o] = counts.get(o, 0) + 1
         crit: dict[str, Any] = {}
-        for name, m in sorted(means[model].items()):
+        for name in sorted(set(means[model]) | set(unscored[model])):
+            m = means[model][name]
             entry: dict[str, Any] = {"mean": m.value(), "n": m.n, "unit": units.get(name)}
             if name == "unit-test" and test_ratio[model].n:
                 entry["test_pass_ratio"] = test_ratio[model].value()
+            if name in unscored[model]:
+                entry["unscored"] = unscored[model][name]["n"]
+                entry["unscored_reason"] = unscored[model][name]["reason"]
             crit[name] = entry
         pak: dict[str, float] = {}
         tasks = groups[model]
@@ -112,6 +127,8 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
             "criteria": crit,
             "pass_at_k": pak,
         }
+        if judges[model]:
+            by_model[model]["judge"] = judges[model]
     out: dict[str, Any] = {
         "run_id": run_id,
         "models": list(by_model),
@@ -126,6 +143,20 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     if thresholds:
         out["thresholds"] = check_thresholds(by_model, thresholds)
     return out
+
+
+def _judge_usage(total: dict[str, Any], judged: dict[str, Any]) -> None:
+    """Add one judge answer's tokens and cost to a model's judge totals."""
+    total["model"] = judged.get("model")
+    total["answers"] = total.get("answers", 0) + 1
+    total["cached"] = total.get("cached", 0) + (1 if judged.get("cached") else 0)
+    for key in ("tokens_in", "tokens_out", "cost_usd"):
+        value = judged.get(key)
+        if isinstance(value, int | float):
+            total[key] = total.get(key, 0) + value
+    cost = judged.get("cost_usd")
+    if isinstance(cost, int | float) and not judged.get("cached"):
+        total["paid_this_run_usd"] = total.get("paid_this_run_usd", 0) + cost
 
 
 def _limit_hit(samples: dict[str, dict[str, Any]], r: Record) -> None:

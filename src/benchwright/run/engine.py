@@ -23,6 +23,7 @@ from benchwright.model import resolve as model_resolve
 from benchwright.model.base import Provider
 from benchwright.model.cache import CACHE_FILE, GenerationCache
 from benchwright.model.engine import GenerationEngine
+from benchwright.model.judge import Judge
 from benchwright.registry import registry
 from benchwright.results.record import Generation, Record
 from benchwright.results.summary import summarize
@@ -112,20 +113,23 @@ def make_providers(ws: Workspace, plan: Plan) -> dict[str, Provider]:
     """
     out: dict[str, Provider] = {}
     problems = []
-    for unit in plan.units:
-        name = unit.resolved.provider
+    wanted = [(u.model.id, u.resolved) for u in plan.units]
+    if plan.judge is not None and plan.units:
+        wanted.append((f"{plan.judge.id} (the llm-judge)", plan.judge))
+    for model_id, resolved in wanted:
+        name = resolved.provider
         if name in out:
             continue
         try:
-            provider = model_resolve.create(unit.resolved, ws.settings)
+            provider = model_resolve.create(resolved, ws.settings)
         except PluginNotFound:
             raise UserError(
-                f"model {unit.model.id!r} goes to provider {name!r} of type {unit.resolved.provider_type!r}, "
+                f"model {model_id!r} goes to provider {name!r} of type {resolved.provider_type!r}, "
                 "which this installation of benchwright does not have "
                 f"(installed provider types: {', '.join(registry.names('provider'))})") from None
         out[name] = provider
     for name, provider in out.items():
-        models = sorted({u.resolved.model for u in plan.units if u.resolved.provider == name})
+        models = sorted({r.model for _, r in wanted if r.provider == name})
         problems += [f"provider {name!r}: {p}" for p in asyncio.run(provider.preflight(models))]
     if problems:
         raise UserError("\n".join(problems))
@@ -276,7 +280,8 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     generation = GenerationEngine(prep.providers, prep.workspace.settings, cache, prep.config.cache)
     # one wrapper for the whole run: runners that keep servers per sandbox keep them
     sandbox = wall_capped(prep.sandbox, prep.config.limits.sample_timeout_s)
-    worker = Worker(folder.run_id, generation, sandbox, prep.config.limits)
+    judge = Judge(generation, prep.plan.judge) if prep.plan.judge is not None else None
+    worker = Worker(folder.run_id, generation, sandbox, prep.config.limits, judge=judge)
 
     def on_generation(gen: Generation) -> None:
         folder.append_generation(gen)
@@ -291,6 +296,8 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     runner = executor or LocalExecutor(workers=prep.config.limits.concurrency, max_in_flight=in_flight)
 
     async def main() -> None:
+        if judge is not None:
+            judge.bind(asyncio.get_running_loop())
         try:
             await runner.run(todo, worker, known, on_generation, on_result)
         finally:

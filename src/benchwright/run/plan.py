@@ -13,6 +13,7 @@ from benchwright.config.model import ExecConfig, ModelSpec
 from benchwright.config.settings import Settings
 from benchwright.criteria.base import Criterion
 from benchwright.criteria.catalogue import PLANNED
+from benchwright.criteria.judge import NO_JUDGE
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.model import resolve as model_resolve
 from benchwright.registry import registry
@@ -78,6 +79,8 @@ class Plan:
     criteria: list[str]
     skipped_criteria: dict[str, str] = field(default_factory=dict)
     warnings: list[Problem] = field(default_factory=list)
+    judge: model_resolve.ResolvedModel | None = None
+    """The config's ``llm-judge`` model, when a criterion that asks it runs."""
 
 
 def execution_id(source: str, task: str, language: str, model: str, sample: int) -> str:
@@ -92,8 +95,12 @@ def select_criteria(config: ExecConfig, config_file: str,
     Raises:
         InputError: a criterion name nobody knows.
     """
-    if not config.criteria:
-        return registry.names("criterion"), {}
+    if not config.criteria:  # every criterion, but those that ask a judge the config does not name
+        names = registry.names("criterion")
+        if config.llm_judge is not None:
+            return names, {}
+        asks = {n for n in names if registry.create("criterion", n).needs_judge}
+        return [n for n in names if n not in asks], {n: NO_JUDGE for n in asks}
     chosen, skipped, problems = [], {}, []
     for i, toggle in enumerate(config.criteria):
         if registry.has("criterion", toggle.name):
@@ -155,6 +162,13 @@ def build_plan(
         except UserError as e:
             problems.append(Problem(config_file, str(e), path=f"llms[{i}]",
                                     line=config_doc.line_of(("llms", i)) if config_doc else None))
+    judge = None
+    if any(plugins[n].needs_judge for n in criteria) and config.llm_judge is not None:
+        try:
+            judge = model_resolve.resolve(config.llm_judge, settings)
+        except UserError as e:
+            problems.append(Problem(config_file, str(e), path="llm-judge",
+                                    line=config_doc.line_of(("llm-judge",)) if config_doc else None))
     if problems:
         raise InputError(problems)
     params = config.enabled_parameters()
@@ -199,7 +213,13 @@ def build_plan(
     if problems:
         raise InputError(problems)
     warnings = parameters_offered(config, Path(config_file), config_doc, sources)
-    return Plan(units=units, counts=counts, criteria=criteria, skipped_criteria=skipped, warnings=warnings)
+    unjudged = [n for n in criteria if plugins[n].needs_judge and config.llm_judge is None]
+    if unjudged:
+        warnings.append(Problem(config_file, f"{', '.join(unjudged)} will record n/a: {NO_JUDGE}",
+                                path="criteria", severity="warning",
+                                line=config_doc.line_of(("criteria",)) if config_doc else None))
+    return Plan(units=units, counts=counts, criteria=criteria, skipped_criteria=skipped,
+                warnings=warnings, judge=judge)
 
 
 def parameters_offered(config: ExecConfig, config_path: Path, doc_lines: Document | None,

@@ -12,6 +12,7 @@ from benchwright.errors import InfraError
 from benchwright.lang.base import Language
 from benchwright.model.base import GenerationRequest
 from benchwright.model.engine import GenerationEngine
+from benchwright.model.judge import Judge
 from benchwright.registry import registry
 from benchwright.results.record import Generation, Outcome, Record
 from benchwright.run.plan import SampleUnit
@@ -45,8 +46,10 @@ def extract(unit: SampleUnit, raw: str, lang: Language | None) -> str:
 class Worker:
     """Does the work of units; shared by every executor. Thread-safe for ``evaluate``."""
 
-    def __init__(self, run_id: str, engine: GenerationEngine, sandbox: Sandbox, limits: Limits) -> None:
+    def __init__(self, run_id: str, engine: GenerationEngine, sandbox: Sandbox, limits: Limits,
+                 judge: Judge | None = None) -> None:
         self.run_id = run_id
+        self.judge = judge
         self.engine = engine
         self.sandbox = sandbox
         self.limits = limits
@@ -130,6 +133,7 @@ class Worker:
         ctx = SampleContext(
             task=unit.task, language=unit.language, rendered=unit.rendered, generation=gen,
             code=gen.code, lang=self.language(unit.language), sandbox=self.sandbox, limits=self.limits,
+            judge=self.judge,
         )
         records: list[Record] = []
         infra: str | None = None
