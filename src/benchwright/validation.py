@@ -12,7 +12,6 @@ from typing import Literal
 from benchwright import yamldoc
 from benchwright.config.load import parse_config
 from benchwright.config.model import ExecConfig, ModelSpec, Toggle
-from benchwright.criteria.catalogue import PLANNED
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.model import resolve as model_resolve
 from benchwright.model.engine import GenerationEngine
@@ -80,7 +79,7 @@ def check_task(doc: yamldoc.Document, index: int, task: Task) -> list[Problem]:
         problems.append(doc.problem((*base, "languages"), "the task names no language",
                                     hint="add 'languages: [python]' or a languages_specific entry"))
     for ci, name in enumerate(task.available_criteria or []):
-        if not registry.has("criterion", name) and name not in PLANNED:
+        if not registry.has("criterion", name):
             problems.append(doc.problem((*base, "available_criteria", ci), f"unknown criterion {name!r}",
                                         hint="it will be ignored; see 'benchwright list criteria'",
                                         severity="warning"))
@@ -148,11 +147,16 @@ def check_config(path: Path, ws: Workspace) -> tuple[
                                         f"{toggle.name} asks a judge model, and the config names none; "
                                         "its records will be n/a", severity="warning",
                                         hint="add `llm-judge: provider/model` to the config"))
+        why = (registry.create("criterion", toggle.name).unconfigured(ws.settings)
+               if toggle.enabled and registry.has("criterion", toggle.name) else None)
+        if why is not None:  # sonarqube with no server in benchwright.yaml
+            problems.append(doc.problem(("criteria", i, "name"), f"{toggle.name} will record n/a: {why}",
+                                        severity="warning"))
     if config.llm_judge is not None:
         try:
             model_resolve.resolve(config.llm_judge, ws.settings)
         except UserError as e:
-            problems.append(doc.problem(("llm-judge",), str(e)))
+            problems.append(doc.problem(("llm-judge",), str(e), severity="warning"))  # as for llms
     paths = []
     for i, name in enumerate(config.task_sources):
         p = ws.resolve(name, relative_to=path.parent)
@@ -177,12 +181,6 @@ def check_config(path: Path, ws: Workspace) -> tuple[
 def _check_criterion(doc: yamldoc.Document, i: int, toggle: Toggle) -> list[Problem]:
     if registry.has("criterion", toggle.name):
         return []
-    if toggle.name in PLANNED:
-        if not toggle.enabled:
-            return []
-        return [doc.problem(("criteria", i, "name"),
-                            f"criterion {toggle.name!r} ({PLANNED[toggle.name]}) is not available in this "
-                            "version of benchwright; runs will skip it", severity="warning")]
     try:
         registry.get("criterion", toggle.name)
     except UserError as e:

@@ -1,5 +1,5 @@
 """The criteria catalogue and its documentation cannot drift: every criterion a user can enable
-(registered, or planned by the specification) has a section in docs/criteria.md, and
+has a section in docs/criteria.md, and
 ``benchwright list criteria`` shows each with its unit, direction, languages, tool and state."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 from benchwright.criteria.base import Criterion
-from benchwright.criteria.catalogue import PLANNED
 from benchwright.registry import registry
 from tests.conftest import Runner
 
@@ -35,13 +34,6 @@ def test_every_registered_criterion_has_a_section_with_unit_and_direction() -> N
         assert direction in body, name
 
 
-def test_every_planned_criterion_is_named_in_the_docs() -> None:
-    planned = _sections()["Planned"]
-    assert [name for name in PLANNED if f"`{name}`" not in planned] == []
-    assert not [name for name in PLANNED if registry.has("criterion", name)], \
-        "a shipped criterion is still listed as planned (criteria/catalogue.py)"
-
-
 def test_list_criteria_shows_each_with_its_unit_and_state(bw: Runner) -> None:
     proc = bw("list", "criteria")
     assert proc.returncode == 0, proc.stderr
@@ -52,5 +44,3 @@ def test_list_criteria_shows_each_with_its_unit_and_state(bw: Runner) -> None:
         assert rows[plugin.name][1] == criterion.unit, rows[plugin.name]
         assert rows[plugin.name][2] == ("higher" if criterion.higher_is_better else "lower")
         assert rows[plugin.name][5] == "ready"
-    for name in PLANNED:
-        assert rows[name][5].startswith("planned"), rows[name]

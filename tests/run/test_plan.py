@@ -231,13 +231,11 @@ def test_no_criteria_means_every_installed_one():
     assert {"unit-test", "cpu-usage", "ram-usage", "token-count"} <= set(plan.criteria)
 
 
-def test_planned_criterion_is_skipped():
-    plan = plan_for(config(criteria=[{"name": "unit-test"}, {"name": "sonarqube"},
-                                     {"name": "java-pmd", "enabled": False}]))
+def test_a_disabled_criterion_is_not_run():
+    plan = plan_for(config(criteria=[{"name": "unit-test"}, {"name": "java-pmd", "enabled": False}]))
     assert plan.criteria == ["unit-test"]
-    assert list(plan.skipped_criteria) == ["sonarqube"]
-    assert plan.skipped_criteria["sonarqube"]
-    assert all("sonarqube" not in u.criteria for u in plan.units)
+    assert plan.skipped_criteria == {}
+    assert plan.units and all("java-pmd" not in u.criteria for u in plan.units)
 
 
 def test_unknown_criterion_is_input_error_with_hint():

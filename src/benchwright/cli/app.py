@@ -374,12 +374,10 @@ def list_plugins(
 
 
 def _criteria_table() -> Any:
-    """Each criterion with its unit, languages, tool and whether this machine has the tool;
-    then the criteria the specification names that this version does not ship."""
+    """Each criterion with its unit, languages, tool and whether this machine has the tool."""
     from rich.table import Table
 
     from benchwright.criteria.base import Criterion
-    from benchwright.criteria.catalogue import PLANNED
     from benchwright.registry import registry
 
     table = Table(title="criteria", caption="what each measures and how it is scored: "
@@ -395,10 +393,6 @@ def _criteria_table() -> Any:
                       ", ".join(criterion.languages) or "any", criterion.tool,
                       "[green]ready[/green]" if why is None else f"[red]missing[/red]: {why}",
                       p.origin.split(".")[0])
-    for name in PLANNED:
-        if not registry.has("criterion", name):
-            table.add_row(name, "", "", "", "", "[yellow]planned[/yellow] (not in this version)",
-                          "")
     return table
 
 

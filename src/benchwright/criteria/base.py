@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import abc
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchwright.config.model import Limits
+from benchwright.config.settings import Settings
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome
 from benchwright.model.judge import Judge
@@ -55,6 +57,10 @@ class SampleContext:
     """The config's ``llm-judge`` model, when it names one and a judge criterion runs."""
     memo: dict[str, Any] = field(default_factory=dict, repr=False)
     """What one criterion worked out that another of the same sample may reuse (the judge's answer)."""
+    settings: Settings | None = None
+    """The workspace's settings (``benchwright.yaml``), for criteria configured there."""
+    cpu_start_s: float = field(default_factory=time.thread_time, repr=False)
+    """The evaluating thread's CPU time when the sample's evaluation began (``energy``)."""
     _execution: ExecutionResult | None = field(default=None, repr=False)
     _wall_s: float | None = field(default=None, repr=False)
 
@@ -149,10 +155,17 @@ class Criterion(abc.ABC):
     """What does the measuring: a program or library, or benchwright itself."""
     needs_judge: bool = False
     """Whether it asks the config's ``llm-judge`` model (``SampleContext.judge``)."""
+    evaluated_last: bool = False
+    """Whether it runs after the sample's other criteria (it measures what they did)."""
 
     def missing(self) -> str | None:
         """Why this criterion cannot run on this machine (its tool is not installed), with how
         to install it; None when it can."""
+        return None
+
+    def unconfigured(self, settings: Settings) -> str | None:
+        """Why, with the workspace's ``settings``, every sample would record n/a (a server the
+        settings do not name), with the fix; None when configured. ``validate`` and ``run`` warn."""
         return None
 
     def applies(self, task: Task, language: str, rendered: RenderedTask) -> bool:

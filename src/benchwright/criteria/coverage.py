@@ -1,8 +1,308 @@
-"""(being written)"""
+"""``python-coverage``: line and branch coverage of the extracted solution by the task's tests.
+
+The tests run again, in the sample's sandbox, under coverage.py (``coverage run --branch``,
+the tools' environment's interpreter), as the Python runner runs them: the solution and the
+prelude in one namespace (``__name__ == "solution"``), then every test case in a copy of it,
+each on its own (a failing, crashing or timed-out test does not stop the others). Only
+``solution.py`` is measured. Two processes: a trusted driver starts the instrumented one, which
+saves its data after each step, so that what ran before a crash or a time-out still counts.
+
+The score is coverage.py's own total: ``(covered lines + covered branches) / (statements +
+branches)``. An ``if __name__ == "__main__":`` block is left out (the tests never run it);
+``# pragma: no cover`` comments are not honoured.
+"""
 
 from __future__ import annotations
 
-from benchwright.criteria.base import Criterion
+import functools
+import inspect
+import json
+import textwrap
+from typing import Any
 
-CRITERIA: tuple[type[Criterion], ...] = ()
+from benchwright.criteria.base import Criterion, Measurement, SampleContext
+from benchwright.criteria.toolbox import missing_file, python_tool, tools_python
+from benchwright.errors import InfraError
+from benchwright.sandbox.base import SandboxLimits
+from benchwright.task.model import Task
+from benchwright.task.render import RenderedTask
+
+SOLUTION = "solution.py"
+SLOWDOWN = 3.0
+"""How much longer than its limit a step may take under coverage (tracing branches is slower)."""
+MAX_WALL_S = 300.0
+"""The most the instrumented run of one sample may take, however many tests it has."""
+DRIVER_MARGIN_S = 30.0
+"""The driver's own time around the instrumented run (start, report)."""
+RCFILE = r"""[run]
+branch = True
+data_file = .bw_coverage
+source = .
+omit = bw_*.py
+patch = _exit
+disable_warnings = no-data-collected
+
+[report]
+exclude_lines =
+    ^\s*if\s+__name__\s*==\s*['"]__main__['"]\s*:
+"""
+"""coverage.py's whole configuration (``--rcfile``): nothing else is read. ``patch = _exit``
+saves the data when the code calls ``os._exit``."""
+
+
+def _cover_tests() -> None:  # pragma: no cover  (runs in the sandbox, under coverage)
+    """The instrumented process: load the solution and prelude, then run every test case.
+    Writes a line to ``bw_steps.jsonl`` when it starts and after each step."""
+    import importlib
+    import json
+    import os
+    import signal
+
+    class StepTimeout(BaseException):
+        pass
+
+    def alarm(signum: int, frame: object) -> None:
+        raise StepTimeout()
+
+    cov = importlib.import_module("coverage").Coverage.current()
+    with open("bw_job.json") as f:
+        job = json.load(f)
+    path = os.path.abspath("solution.py")
+    with open(path, "rb") as fb:
+        source = fb.read()
+    steps = open("bw_steps.jsonl", "a", buffering=1)  # noqa: SIM115  (open to the end)
+    steps.write(json.dumps({"step": "start", "status": "pass", "message": None}) + "\n")
+    signal.signal(signal.SIGALRM, alarm)
+    ns: dict[str, object] = {"__name__": "solution", "__builtins__": __builtins__}
+
+    def step(name: str, code: str | bytes, filename: str, where: dict[str, object],
+             timeout: float) -> bool:
+        status, message = "pass", None
+        try:
+            compiled = compile(code, filename, "exec")
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                exec(compiled, where)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except StepTimeout:
+            status, message = "timeout", f"took more than {timeout:g} s"
+        except AssertionError as e:
+            status, message = "fail", str(e) or "AssertionError"
+        except BaseException as e:
+            status, message = "error", f"{type(e).__name__}: {e}"
+        if cov is not None:
+            cov.save()  # what ran so far counts, whatever the next step does
+        steps.write(json.dumps({"step": name, "status": status,
+                                "message": None if message is None else message[:300]}) + "\n")
+        return status == "pass"
+
+    loaded = step("load", source, path, ns, job["load_timeout"])
+    if loaded and job["prelude"]:
+        loaded = step("prelude", job["prelude"], "<prelude>", ns, job["load_timeout"])
+    if loaded:
+        for test in job["tests"]:
+            step(test["name"], test["code"], "<test>", dict(ns), test["timeout"])
+
+
+def _cover_driver() -> None:  # pragma: no cover  (runs in the sandbox)
+    """The trusted process: check that the solution compiles, run :func:`_cover_tests` under
+    coverage with a time limit, then print one JSON object: the report of ``solution.py``,
+    the steps and how the instrumented process ended."""
+    import contextlib
+    import importlib
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    with open("bw_job.json") as f:
+        job = json.load(f)
+    path = os.path.abspath("solution.py")
+    with open(path, "rb") as fb:
+        source = fb.read()
+    out: dict[str, object] = {"report": None, "steps": [], "started": False, "exit": None,
+                              "timed_out": False}
+    try:
+        compile(source, path, "exec")
+    except SyntaxError as e:
+        out["syntax_error"] = {"line": e.lineno, "message": e.msg}
+        print(json.dumps(out))
+        return
+    with open("bw_output.txt", "wb") as err:  # what coverage.py (and the code) printed
+        child = subprocess.Popen(
+            [sys.executable, "-I", "-m", "coverage", "run", "--rcfile=bw_coverage.ini", "bw_tests.py"],
+            stdin=subprocess.DEVNULL, stdout=err, stderr=err, start_new_session=True)
+        try:
+            out["exit"] = child.wait(timeout=job["wall"])
+        except subprocess.TimeoutExpired:
+            out["timed_out"] = True
+        with contextlib.suppress(OSError):
+            os.killpg(child.pid, signal.SIGKILL)  # and whatever the code left running
+        child.wait()
+    steps: list[dict[str, object]] = []
+    with contextlib.suppress(OSError), open("bw_steps.jsonl") as f:
+        for line in f:  # written by the process that ran the code: read with care
+            with contextlib.suppress(ValueError):
+                item = json.loads(line)
+                if isinstance(item, dict) and isinstance(item.get("step"), str) \
+                        and isinstance(item.get("status"), str):
+                    steps.append({k: item.get(k) for k in ("step", "status", "message")})
+    out["started"] = bool(steps) and steps[0]["step"] == "start"
+    out["steps"] = steps[1:] if out["started"] else steps
+    if not out["started"]:
+        with open("bw_output.txt", "rb") as fb:
+            out["output"] = fb.read()[-2000:].decode(errors="replace")
+        print(json.dumps(out))
+        return
+    cov = importlib.import_module("coverage").Coverage(config_file="bw_coverage.ini")
+    cov.load()
+    cov.start()  # measures nothing: saving adds solution.py unexecuted if nothing ran
+    cov.stop()
+    cov.save()
+    cov.json_report(morfs=[path], outfile="bw_report.json")
+    with open("bw_report.json") as f:
+        report = next(iter(json.load(f)["files"].values()), None)
+    if report is not None:
+        keep = ("summary", "missing_lines", "missing_branches", "excluded_lines")
+        out["report"] = {k: report.get(k) for k in keep}
+    print(json.dumps(out))
+
+
+@functools.cache
+def _script(function: str) -> bytes:
+    source = textwrap.dedent(inspect.getsource(globals()[function]))
+    return f"{source}\n\n{function}()\n".encode()
+
+
+def _ranges(lines: list[int]) -> str:
+    """``1, 3-5, 9`` from ``[1, 3, 4, 5, 9]``."""
+    parts: list[str] = []
+    for n in sorted(lines):
+        if parts and parts[-1].split("-")[-1] == str(n - 1):
+            parts[-1] = f"{parts[-1].split('-')[0]}-{n}"
+        else:
+            parts.append(str(n))
+    return ", ".join(parts)
+
+
+def _arc(arc: Any) -> str:
+    """``3->5``, or ``3->exit`` where the code leaves a function or the module."""
+    start, end = int(arc[0]), int(arc[1])
+    return f"{start}->{end if end > 0 else 'exit'}"
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+class PythonCoverage(Criterion):
+    """Line and branch coverage of ``solution.py`` by the task's tests, with coverage.py."""
+
+    name = "python-coverage"
+    unit = "ratio"
+    higher_is_better = True
+    languages = ("python",)
+    tool = "coverage.py 7.17.3"
+
+    def missing(self) -> str | None:
+        return missing_file(python_tool("coverage"), "coverage.py")
+
+    def applies(self, task: Task, language: str, rendered: RenderedTask) -> bool:
+        return language in self.languages and bool(rendered.tests)
+
+    def evaluate(self, ctx: SampleContext) -> list[Measurement]:
+        ceiling = ctx.test_timeout_s()
+        limits = [(t.timeout_s or ceiling) * SLOWDOWN for t in ctx.rendered.tests]
+        tests = [{"name": t.name, "code": t.code, "timeout": limit}
+                 for t, limit in zip(ctx.rendered.tests, limits, strict=True)]
+        load = ceiling * SLOWDOWN
+        wall = min(MAX_WALL_S, load * (2 if ctx.rendered.prelude else 1)
+                   + sum(limit + 0.5 for limit in limits) + 5)
+        job = {"tests": tests, "prelude": ctx.rendered.prelude, "load_timeout": load, "wall": wall}
+        files = {SOLUTION: ctx.code.encode(), "bw_job.json": json.dumps(job).encode(),
+                 "bw_coverage.ini": RCFILE.encode(), "bw_driver.py": _script("_cover_driver"),
+                 "bw_tests.py": _script("_cover_tests")}
+        proc = ctx.sandbox.run(
+            [str(tools_python()), "-I", "bw_driver.py"], files=files,
+            limits=SandboxLimits(wall_s=wall + DRIVER_MARGIN_S, memory_mb=ctx.limits.memory_mb,
+                                 output_bytes=4 * 1024 * 1024, file_size_mb=64,
+                                 processes=64))
+        if proc.timed_out or proc.exit_code != 0:
+            tail = proc.stderr.decode(errors="replace").strip()[-800:]
+            how = "timed out" if proc.timed_out else f"failed (exit status {proc.exit_code}, signal {proc.signal})"
+            raise InfraError(f"the coverage driver ({self.tool}) {how}: {tail}")
+        try:
+            result = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise InfraError(f"the coverage driver ({self.tool}) wrote no result: "
+                             f"{proc.stdout.decode(errors='replace')[-300:]}") from None
+        steps = ["load", *(["prelude"] if ctx.rendered.prelude else []), *(t.name for t in ctx.rendered.tests)]
+        return [self.measurement(result, steps)]
+
+    def measurement(self, result: dict[str, Any], expected: list[str]) -> Measurement:
+        """The sample's record from the driver's result (``expected``: the steps of a whole
+        run: ``load``, ``prelude`` if there is one, every test case)."""
+        error = result.get("syntax_error")
+        if error is not None:
+            return Measurement(
+                score=0.0, unit=self.unit, line=error.get("line"),
+                output=f"the solution does not compile (line {error.get('line')}: "
+                       f"{error.get('message')}): the tests ran none of it",
+                details={"syntax_error": error})
+        if not result.get("started"):
+            raise InfraError(f"coverage.py ({self.tool}) did not start the tests: "
+                             f"{str(result.get('output', '')).strip()[-800:]}")
+        report = result.get("report")
+        if not isinstance(report, dict):
+            raise InfraError(f"the coverage driver ({self.tool}) reported nothing on {SOLUTION}")
+        summary = report["summary"]
+        lines, statements = int(summary["covered_lines"]), int(summary["num_statements"])
+        branches_hit, branches = int(summary["covered_branches"]), int(summary["num_branches"])
+        missing_lines = [int(n) for n in report["missing_lines"]]
+        missing_branches = [_arc(a) for a in report["missing_branches"]]
+        steps: list[dict[str, Any]] = result.get("steps") or []
+        statuses: dict[str, int] = {}
+        for s in steps:
+            if s["step"] not in ("load", "prelude"):
+                statuses[s["status"]] = statuses.get(s["status"], 0) + 1
+        details: dict[str, Any] = {
+            "line_ratio": _ratio(lines, statements), "branch_ratio": _ratio(branches_hit, branches),
+            "covered_lines": lines, "statements": statements,
+            "covered_branches": branches_hit, "branches": branches,
+            "missing_lines": missing_lines, "missing_branches": missing_branches,
+            "excluded_lines": report.get("excluded_lines", []),
+            "tests": statuses, "steps": steps,
+        }
+        interrupted = None
+        failed = next((s for s in steps if s["step"] in ("load", "prelude") and s["status"] != "pass"), None)
+        if failed is not None:
+            interrupted = (f"no test ran: {'loading the solution' if failed['step'] == 'load' else 'the prelude'}"
+                           f" ended in {failed['status']} ({failed['message']})")
+        elif len(steps) < len(expected):
+            how = ("was stopped (out of time)" if result.get("timed_out")
+                   else f"ended (exit status {result.get('exit')})")
+            later = len(expected) - len(steps) - 1
+            interrupted = f"the instrumented process {how} during {expected[len(steps)]}" + (
+                f"; {later} later test case{'s' if later > 1 else ''} did not run" if later else "")
+        if interrupted:
+            details["interrupted"] = interrupted
+        score = _ratio(lines + branches_hit, statements + branches)
+        if score is None:
+            return Measurement(score=None, unit=self.unit, verdict="n/a",
+                               output="the solution has no statements to cover", details=details)
+        text = [f"lines {lines}/{statements}, branches {branches_hit}/{branches}"]
+        if missing_lines:
+            text.append(f"missing lines: {_ranges(missing_lines)}")
+        if missing_branches:
+            text.append(f"missing branches: {', '.join(missing_branches)}")
+        if interrupted:
+            text.append(interrupted)
+        firsts = missing_lines + [int(b.split("->")[0]) for b in missing_branches]
+        return Measurement(score=score, unit=self.unit, output="\n".join(text),
+                           line=min(firsts) if firsts else None, details=details)
+
+
+CRITERIA = (PythonCoverage,)
 """The criteria of this module, registered by :mod:`benchwright.builtins`."""

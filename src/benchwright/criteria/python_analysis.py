@@ -1,8 +1,229 @@
-"""(being written)"""
+"""``python-ruff``, ``python-pyright`` and ``python-bandit``: lint, type and security findings on
+the extracted Python solution, weighted and normalised (see :mod:`.findings`).
+
+Each tool runs in the sample's sandbox on ``solution.py`` (the extracted code) with an explicit
+configuration, so that nothing on the machine or in the code's folder changes what is checked:
+suppression comments (``# noqa``, ``# nosec``, ``# type: ignore``) are not honoured. Findings on
+the lines of the task's prompt, which a completion task's code starts with, are listed apart
+and not counted: the model was given those lines.
+"""
 
 from __future__ import annotations
 
-from benchwright.criteria.base import Criterion
+import json
+from dataclasses import asdict
+from typing import Any, ClassVar
 
-CRITERIA: tuple[type[Criterion], ...] = ()
+from benchwright.criteria.base import Measurement, SampleContext
+from benchwright.criteria.findings import Finding, FindingsCriterion
+from benchwright.criteria.toolbox import missing_file, python_tool
+from benchwright.errors import InfraError
+from benchwright.sandbox.base import ProcessResult
+
+SOLUTION = "solution.py"
+PYTHON_VERSION = "3.11"
+"""The sandbox's interpreter (``/usr/bin/python3``), which the tools judge the code for."""
+
+
+def prompt_lines(ctx: SampleContext) -> int:
+    """How many whole lines of ``ctx.code`` are the task's prompt (0 unless the code starts
+    with it, as a completion task's code does)."""
+    prompt = ctx.rendered.prompt
+    return prompt.count("\n") if prompt and ctx.code.startswith(prompt) else 0
+
+
+def _json(proc: ProcessResult, tool: str) -> Any:
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        tail = (proc.stderr or proc.stdout).decode(errors="replace").strip()[-800:]
+        raise InfraError(f"{tool} wrote no JSON report (exit status {proc.exit_code}): {tail}") from None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _column(value: object) -> int | None:
+    """A 1-based column from a 0-based one."""
+    column = _int(value)
+    return None if column is None else column + 1
+
+
+class PythonFindings(FindingsCriterion):
+    """A findings criterion on Python code. Not counted in the score, but listed: findings on
+    the prompt's own lines (except syntax errors), and every syntax error after the first (parsers
+    report a cascade of them after one mistake)."""
+
+    languages = ("python",)
+    program: ClassVar[str] = "?"
+    """The program of the tools' environment (:func:`python_tool`)."""
+    syntax_rule: ClassVar[str] = "syntax"
+    """The rule of the tool's findings that say the code does not parse."""
+
+    def missing(self) -> str | None:
+        return missing_file(python_tool(self.program), self.program)
+
+    def evaluate(self, ctx: SampleContext) -> list[Measurement]:
+        given = prompt_lines(ctx)
+        counted: list[Finding] = []
+        uncounted: list[tuple[Finding, str]] = []
+        for f in sorted(self.findings(ctx), key=lambda f: (f.line or 0, f.column or 0)):
+            if f.rule == self.syntax_rule:  # wherever it is, the completion broke the parse
+                if any(c.rule == f.rule for c in counted):
+                    uncounted.append((f, "a further syntax error"))
+                else:
+                    counted.append(f)
+            elif f.line is not None and f.line <= given:
+                uncounted.append((f, "on the task's prompt"))
+            else:
+                counted.append(f)
+        m = self.measurement(counted)
+        if uncounted and m.details is not None:
+            m.details["prompt_lines"] = given
+            m.details["not_counted"] = [{**asdict(f), "why": why} for f, why in uncounted]
+            m.output = (f"{m.output}\nnot counted:\n"
+                        + "\n".join(f"{f.render()} ({why})" for f, why in uncounted))
+        return [m]
+
+
+RUFF_SELECT = ("E", "W", "F", "B", "PLE")
+"""pycodestyle errors and warnings, pyflakes, bugbear and pylint's errors (the stable rules)."""
+RUFF_IGNORE = ("W292", "B905")
+"""No newline at the end of the file (an artefact of extracting the code), ``zip()`` without
+``strict=`` (almost every ``zip`` in short solutions)."""
+RUFF_LINE_LENGTH = 120
+RUFF_CLASSES: dict[str, str] = {
+    "invalid-syntax": "error",
+    "F": "error", "E9": "error", "E722": "error", "B": "error", "PLE": "error",
+    "F401": "warning", "F541": "warning", "F841": "warning",
+    "E7": "warning", "W605": "warning",
+    "B007": "warning", "B009": "warning", "B010": "warning", "B019": "warning", "B024": "warning",
+    "B027": "warning", "B028": "warning", "B904": "warning",
+    "E70": "info", "E74": "info", "E1": "info", "E2": "info", "E3": "info", "E4": "info",
+    "E5": "info", "W": "info",
+}
+"""Severity class of a ruff rule: the longest prefix of its code listed here (else warning).
+Errors: broken or almost certainly wrong code (syntax, pyflakes' undefined names and
+redefinitions, bare ``except:``, bugbear's bugs, pylint's errors). Warnings: dead code
+(unused imports and variables) and brittle idioms (``== None``, ``type(x) == t``, a lambda
+bound to a name). Info: layout (whitespace, long lines, one-line statements, ambiguous names)."""
+
+
+def ruff_class(code: str) -> str:
+    """The severity class of ruff rule ``code`` (see :data:`RUFF_CLASSES`)."""
+    for end in range(len(code), 0, -1):
+        found = RUFF_CLASSES.get(code[:end])
+        if found is not None:
+            return found
+    return "warning"
+
+
+class PythonRuff(PythonFindings):
+    """ruff's lint findings: an explicit, stable rule selection, no configuration file."""
+
+    name = "python-ruff"
+    tool = "ruff 0.17.6"
+    program = "ruff"
+    syntax_rule = "invalid-syntax"
+
+    def findings(self, ctx: SampleContext) -> list[Finding]:
+        argv = [str(python_tool("ruff")), "check", "--isolated", "--no-cache", "--no-fix",
+                "--ignore-noqa", "--no-preview", "--output-format", "json",
+                "--target-version", "py" + PYTHON_VERSION.replace(".", ""),
+                "--line-length", str(RUFF_LINE_LENGTH), "--select", ",".join(RUFF_SELECT),
+                "--ignore", ",".join(RUFF_IGNORE), SOLUTION]
+        proc = self.run_tool(ctx, argv, files={SOLUTION: ctx.code.encode()})
+        report = _json(proc, self.tool)
+        if not isinstance(report, list):
+            raise InfraError(f"{self.tool} wrote an unexpected report: {str(report)[:300]}")
+        out = []
+        for item in report:
+            code = str(item.get("code") or "invalid-syntax")
+            where = item.get("location") or {}
+            out.append(Finding(line=_int(where.get("row")), rule=code, severity=ruff_class(code),
+                               message=str(item.get("message", "")), column=_int(where.get("column"))))
+        return out
+
+
+PYRIGHT_CONFIG: dict[str, object] = {
+    "typeCheckingMode": "standard",
+    "pythonVersion": PYTHON_VERSION,
+    "pythonPlatform": "Linux",
+    "enableTypeIgnoreComments": False,
+    "include": [SOLUTION],
+}
+"""pyright's own default mode (``standard``), not basedpyright's ``recommended``, which reports
+every unannotated parameter."""
+PYRIGHT_CLASSES = {"error": "error", "warning": "warning", "information": "info"}
+
+
+class PythonPyright(PythonFindings):
+    """basedpyright's type checking in ``standard`` mode, for the sandbox's Python."""
+
+    name = "python-pyright"
+    tool = "basedpyright 1.40.2"
+    program = "basedpyright"
+
+    def findings(self, ctx: SampleContext) -> list[Finding]:
+        argv = [str(python_tool("basedpyright")), "--outputjson", "--project", "pyrightconfig.json",
+                "--pythonpath", ctx.sandbox.python, SOLUTION]
+        files = {SOLUTION: ctx.code.encode(),
+                 "pyrightconfig.json": json.dumps(PYRIGHT_CONFIG).encode()}
+        proc = self.run_tool(ctx, argv, files=files)
+        report = _json(proc, self.tool)
+        diagnostics = report.get("generalDiagnostics") if isinstance(report, dict) else None
+        if not isinstance(diagnostics, list):
+            raise InfraError(f"{self.tool} wrote an unexpected report: {str(report)[:300]}")
+        out = []
+        for d in diagnostics:
+            start = (d.get("range") or {}).get("start") or {}
+            line = _int(start.get("line"))
+            out.append(Finding(
+                line=None if line is None else line + 1,
+                rule=str(d.get("rule") or "syntax"),
+                severity=PYRIGHT_CLASSES.get(str(d.get("severity")), "error"),
+                message=str(d.get("message", "")).split("\n")[0],
+                column=_column(start.get("character"))))
+        return out
+
+
+BANDIT_CLASSES = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low", "UNDEFINED": "low"}
+
+
+class PythonBandit(PythonFindings):
+    """bandit's security findings, weighted by bandit's severity (all confidences count)."""
+
+    name = "python-bandit"
+    tool = "bandit 1.9.4"
+    program = "bandit"
+    weights: ClassVar[dict[str, float]] = {"high": 1.0, "medium": 0.5, "low": 0.1, "error": 1.0}
+
+    def findings(self, ctx: SampleContext) -> list[Finding]:
+        argv = [str(python_tool("bandit")), "--format", "json", "--quiet", "--ignore-nosec",
+                "--severity-level", "all", "--confidence-level", "all", SOLUTION]
+        proc = self.run_tool(ctx, argv, files={SOLUTION: ctx.code.encode()})
+        report = _json(proc, self.tool)
+        results = report.get("results") if isinstance(report, dict) else None
+        errors = report.get("errors") if isinstance(report, dict) else None
+        if not isinstance(results, list) or not isinstance(errors, list):
+            raise InfraError(f"{self.tool} wrote an unexpected report: {str(report)[:300]}")
+        out = []
+        for e in errors:
+            reason = str(e.get("reason", ""))
+            if "syntax error" not in reason:  # bandit's own trouble, not the code's
+                raise InfraError(f"{self.tool} failed on the solution: {reason}")
+            out.append(Finding(line=None, rule="syntax", severity="error",
+                               message=f"bandit cannot check it: {reason}"))
+        for r in results:
+            out.append(Finding(
+                line=_int(r.get("line_number")), rule=str(r.get("test_id", "?")),
+                severity=BANDIT_CLASSES.get(str(r.get("issue_severity")), "low"),
+                message=f"{r.get('issue_text', '')} ({r.get('test_name', '')}, "
+                        f"confidence {str(r.get('issue_confidence', '?')).lower()})",
+                column=_column(r.get("col_offset"))))
+        return out
+
+
+CRITERIA = (PythonRuff, PythonPyright, PythonBandit)
 """The criteria of this module, registered by :mod:`benchwright.builtins`."""

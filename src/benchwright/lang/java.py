@@ -109,7 +109,7 @@ JAVAC_LOG = "bw_javac.txt"
 BUILD_FAILED = "bw_build_failed"
 OUT_DIR = "out"
 
-_JAVAC_ERROR = re.compile(r"(?m)^(?P<file>[^\s:][^:\n]*\.java):(?P<line>\d+): error:")
+JAVAC_ERROR = re.compile(r"(?m)^(?P<file>[^\s:][^:\n]*\.java):(?P<line>\d+): error:")
 
 JAVAC_FLAGS = (
     "-J-XX:TieredStopAtLevel=1",
@@ -130,7 +130,7 @@ JAVAC_FLAGS = (
 )
 
 
-def _java_flags(heap_mb: int) -> tuple[str, ...]:
+def java_flags(heap_mb: int) -> tuple[str, ...]:
     return (
         "-ea",
         f"-Xss{TEST_STACK}",
@@ -233,7 +233,7 @@ class JavaLanguage(Language):
         run_cmd = shlex.join(
             [
                 java,
-                *_java_flags(heap),
+                *java_flags(heap),
                 "-cp",
                 OUT_DIR,
                 class_name,
@@ -446,7 +446,7 @@ class _Collector:
 
     def _build_failure(self, log: str) -> ExecutionResult:
         log = log.strip()
-        errors = [(m.group("file"), int(m.group("line"))) for m in _JAVAC_ERROR.finditer(log)]
+        errors = [(m.group("file"), int(m.group("line"))) for m in JAVAC_ERROR.finditer(log)]
         if not errors:
             # javac itself failed (it could not start, or a flag is wrong): not the model's fault
             return self._infra(f"javac failed without a compile error: {_tail(log)}")

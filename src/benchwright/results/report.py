@@ -213,6 +213,7 @@ def notes(summary: dict[str, Any]) -> list[str]:
         out.append(f"{infra} sample(s) ended in infra_error (harness, sandbox or provider failure): "
                    "not counted against any model; retry with `benchwright run --resume --retry-errors`")
     out += unscored_notes(summary)
+    out += energy_notes(summary)
     skipped = summary.get("skipped_criteria")
     if skipped:
         if isinstance(skipped, dict):
@@ -250,6 +251,25 @@ def unscored_notes(summary: dict[str, Any]) -> list[str]:
     out = [f"{name} unscored for {', '.join(models)}: {reason}"
            for (name, reason), models in sorted(reasons.items())]
     return out + judged
+
+
+def energy_notes(summary: dict[str, Any]) -> list[str]:
+    """The run's measured energy and CO2 (``summary.energy``, with the energy criterion on)."""
+    e = summary.get("energy")
+    if not isinstance(e, dict):
+        return []
+
+    def g(value: Any) -> str:
+        return f"{float(value or 0):.3g}"
+
+    samples = e.get("samples") or {}
+    per = (f"; its samples: compute {g(samples.get('compute_wh'))} Wh + generation "
+           f"{g(samples.get('generation_wh'))} Wh (estimated)") if samples else ""
+    if e.get("wh") is None:
+        return [f"energy: no measurement of the run ({e.get('error')}){per}"]
+    return [f"energy: the run used {g(e['wh'])} Wh, {g(e.get('co2_g'))} gCO2e "
+            f"({e.get('country') or 'world average'}, {g(e.get('carbon_intensity_g_per_kwh'))} "
+            f"gCO2e/kWh) in {g(e.get('duration_s'))} s, measured by codecarbon (whole machine){per}"]
 
 
 LISTED_TIMEOUTS = 20

@@ -18,6 +18,7 @@ from benchwright import __version__
 from benchwright.config.load import config_from_data, load_config
 from benchwright.config.model import ExecConfig
 from benchwright.criteria.base import wall_capped
+from benchwright.criteria.energy import run_meter
 from benchwright.errors import InputError, PluginNotFound, Problem, UserError
 from benchwright.model import resolve as model_resolve
 from benchwright.model.base import Provider
@@ -303,8 +304,10 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
         finally:
             await generation.aclose()
 
+    meter = run_meter(prep.plan.criteria, prep.workspace.settings)  # measures with `energy` on
     try:
-        asyncio.run(main())
+        with meter:
+            asyncio.run(main())
     except BaseException:
         tracker.state = "interrupted"
         tracker.write(force=True)
@@ -317,6 +320,9 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     summary["isolation"] = prep.sandbox.isolation
     if limits is not None:
         summary["time_limits"] = limits.summary()
+    energy = meter.summary(folder.records())
+    if energy is not None:
+        summary["energy"] = energy
     folder.write_summary(summary)
     tracker.state = "completed"
     tracker.write(force=True)

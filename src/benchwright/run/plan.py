@@ -12,7 +12,6 @@ from typing import Literal
 from benchwright.config.model import ExecConfig, ModelSpec
 from benchwright.config.settings import Settings
 from benchwright.criteria.base import Criterion
-from benchwright.criteria.catalogue import PLANNED
 from benchwright.criteria.judge import NO_JUDGE
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.model import resolve as model_resolve
@@ -88,27 +87,33 @@ def execution_id(source: str, task: str, language: str, model: str, sample: int)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def select_criteria(config: ExecConfig, config_file: str,
+def select_criteria(config: ExecConfig, config_file: str, settings: Settings,
                     doc: Document | None = None) -> tuple[list[str], dict[str, str]]:
     """The config's enabled criteria that are installed, and the ones skipped with why.
+
+    With no ``criteria:`` list: every registered criterion, but those that would record n/a on
+    every sample for want of a setting (a judge model the config does not name, a server the
+    settings do not name): they are skipped, with why.
 
     Raises:
         InputError: a criterion name nobody knows.
     """
-    if not config.criteria:  # every criterion, but those that ask a judge the config does not name
-        names = registry.names("criterion")
-        if config.llm_judge is not None:
-            return names, {}
-        asks = {n for n in names if registry.create("criterion", n).needs_judge}
-        return [n for n in names if n not in asks], {n: NO_JUDGE for n in asks}
-    chosen, skipped, problems = [], {}, []
+    chosen: list[str] = []
+    if not config.criteria:
+        skipped: dict[str, str] = {}
+        for name in registry.names("criterion"):
+            plugin: Criterion = registry.create("criterion", name)
+            why = NO_JUDGE if plugin.needs_judge and config.llm_judge is None else plugin.unconfigured(settings)
+            if why is None:
+                chosen.append(name)
+            else:
+                skipped[name] = why
+        return chosen, skipped
+    problems: list[Problem] = []
     for i, toggle in enumerate(config.criteria):
         if registry.has("criterion", toggle.name):
             if toggle.enabled:
                 chosen.append(toggle.name)
-        elif toggle.name in PLANNED:
-            if toggle.enabled:
-                skipped[toggle.name] = "not available in this version of benchwright"
         else:
             try:
                 registry.get("criterion", toggle.name)
@@ -118,7 +123,7 @@ def select_criteria(config: ExecConfig, config_file: str,
                                         hint="see 'benchwright list criteria'"))
     if problems:
         raise InputError(problems)
-    return chosen, skipped
+    return chosen, {}
 
 
 def _keep(task: Task, config: ExecConfig) -> bool:
@@ -148,7 +153,7 @@ def build_plan(
     Raises:
         InputError: a template failed, or a criterion or model cannot be resolved.
     """
-    criteria, skipped = select_criteria(config, config_file, config_doc)
+    criteria, skipped = select_criteria(config, config_file, settings, config_doc)
     plugins: dict[str, Criterion] = {n: registry.create("criterion", n) for n in criteria}
     specs = list(models if models is not None else config.llms)
     if not specs:
@@ -218,6 +223,12 @@ def build_plan(
         warnings.append(Problem(config_file, f"{', '.join(unjudged)} will record n/a: {NO_JUDGE}",
                                 path="criteria", severity="warning",
                                 line=config_doc.line_of(("criteria",)) if config_doc else None))
+    for name in criteria:  # a criterion the settings do not configure (sonarqube: no server)
+        why = plugins[name].unconfigured(settings)
+        if why is not None:
+            warnings.append(Problem(config_file, f"{name} will record n/a: {why}", path="criteria",
+                                    severity="warning",
+                                    line=config_doc.line_of(("criteria",)) if config_doc else None))
     return Plan(units=units, counts=counts, criteria=criteria, skipped_criteria=skipped,
                 warnings=warnings, judge=judge)
 

@@ -134,10 +134,11 @@ class Worker:
             task=unit.task, language=unit.language, rendered=unit.rendered, generation=gen,
             code=gen.code, lang=self.language(unit.language), sandbox=self.sandbox, limits=self.limits,
             judge=self.judge,
+            settings=self.engine.settings,
         )
         records: list[Record] = []
         infra: str | None = None
-        for name in unit.criteria:
+        for name in sorted(unit.criteria, key=lambda n: self.criterion(n).evaluated_last):
             plugin = self.criterion(name)
             executor = type(plugin).__name__
             start = time.perf_counter()

@@ -1,0 +1,355 @@
+"""``java-jacoco``: line and branch coverage of a Java solution by its task's tests (JaCoCo).
+
+One sandbox call, three steps (``sh -c``), in the sample's own work folder:
+
+1. ``javac`` compiles the solution and the test class exactly as the Java runner does
+   (:func:`benchwright.lang.javasource.build_test_class`, the same flags), with the two helper
+   programs next to this module: ``BwCoverageRun.java`` and ``BwCoverageReport.java``. A build
+   error in the solution or a test is the model's fault: score 0, with the compiler's message.
+2. ``BwCoverageRun`` runs every test case (the test class's ``__bwRun``) under the JaCoCo agent,
+   each on a worker thread with its own time limit (the one the runner gives it); a failing,
+   crashing or timed-out test does not stop the others, and what it ran counts. The agent
+   instruments every class but the test class and the helpers, and its execution data is
+   written before the JVM halts. ``System.exit`` in a test ends the run there (the agent still
+   writes what ran); ``Runtime.halt`` loses it all (score 0).
+3. ``BwCoverageReport`` analyses the class files with ``org.jacoco.core`` and writes, for each
+   line of the solution with code, JaCoCo's status (not, partly, fully covered) and its
+   branches.
+
+The score is ``(covered lines + covered branches) / (lines + branches)``: a line counts as
+covered when any of its instructions ran (JaCoCo's line counter), a branch is one outcome of a
+condition or ``switch``. The implicit constructor of a class that is never instantiated (every
+``Solution`` of static methods has one, on its header line) is left out. ``details`` has the
+line and branch ratios apart, the lines not covered and the lines with a branch never taken;
+``output`` names them.
+
+JaCoCo 0.8.6 is Debian's ``libjacoco-java``: the agent is ``jacocoagent.jar`` inside
+``org.jacoco.agent.jar`` (``org.jacoco.agent.rt.jar`` is its unshaded classes, without the
+``Premain-Class`` a ``-javaagent`` needs), copied into the work folder. Debian builds it
+against ASM 9.4, which reads the class files of the JDK 17 this runs on, so the solution is
+compiled as the runner compiles it (no ``--release``). JaCoCo's own visitors use ASM 8's API,
+though: a class with Java 17's ``PermittedSubclasses`` (a ``sealed`` type) cannot be analysed,
+and such a sample's record is ``n/a``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shlex
+import shutil
+import zipfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from benchwright.criteria import toolbox
+from benchwright.criteria.base import Criterion, Measurement, SampleContext
+from benchwright.errors import InfraError
+from benchwright.lang.java import (
+    BUILD_FAILED,
+    DEFAULT_HEAP_MB,
+    JAVAC_ERROR,  # the runner's pattern of a javac error line
+    JAVAC_FLAGS,
+    JAVAC_LOG,
+    MIN_THREADS,
+    OUT_DIR,
+    java_flags,  # the runner's JVM flags (stack, heap, GC, JIT)
+    timeouts_of,
+    wall_limit_s,
+)
+from benchwright.lang.javasource import (
+    blank_java,
+    build_test_class,
+    free_class_name,
+    neutralize_package,
+    solution_file_name,
+)
+from benchwright.sandbox.base import ProcessResult, SandboxLimits
+from benchwright.task.model import Task
+from benchwright.task.render import RenderedTask
+
+__all__ = ["Coverage", "JavaJacoco", "line_ranges", "parse_report"]
+
+AGENT_HOLDER = "org.jacoco.agent.jar"
+"""The Debian jar that holds JaCoCo's real agent, ``jacocoagent.jar``."""
+ANALYSIS_JARS = ("org.jacoco.core.jar", "asm.jar", "asm-commons.jar", "asm-tree.jar")
+"""What ``BwCoverageReport`` needs besides the JDK (org.jacoco.core and the ASM it uses)."""
+INSTALL_HINT = "apt-get install libjacoco-java"
+AGENT = "bw_jacocoagent.jar"
+EXEC_FILE = "bw_jacoco.exec"
+RUN_LOG = "bw_coverage_tests.txt"
+REPORT = "bw_coverage.txt"
+STDERR = "bw_coverage_stderr.txt"
+RUN_CLASS = "BwCoverageRun"
+REPORT_CLASS = "BwCoverageReport"
+REPORT_ALLOWANCE_S = 30.0
+"""Wall seconds added to the runner's budget for analysing the execution data."""
+TOOL_JVM = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:-UsePerfData")
+
+NOT_COVERED, FULLY_COVERED, PARTLY_COVERED = 1, 2, 3
+"""JaCoCo's ``ICounter`` line statuses, as the report writes them."""
+
+
+def _source(name: str) -> bytes:
+    return resources.files("benchwright.criteria").joinpath(name).read_bytes()
+
+
+@functools.cache
+def _agent_jar() -> bytes:
+    """``jacocoagent.jar`` from Debian's ``org.jacoco.agent.jar``."""
+    try:
+        with zipfile.ZipFile(toolbox.java_lib(AGENT_HOLDER)) as holder:
+            return holder.read("jacocoagent.jar")
+    except (OSError, KeyError, zipfile.BadZipFile) as e:
+        raise InfraError(f"cannot read JaCoCo's agent from {toolbox.java_lib(AGENT_HOLDER)}: {e}") from e
+
+
+def _program(name: str) -> str:
+    return shutil.which(name) or f"/usr/bin/{name}"
+
+
+def line_ranges(lines: list[int]) -> str:
+    """``[3, 4, 5, 9]`` -> ``3-5, 9``."""
+    runs: list[list[int]] = []
+    for n in sorted(set(lines)):
+        if runs and runs[-1][1] == n - 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+class Coverage:
+    """The solution's coverage, from the report: per line, JaCoCo's status and branches."""
+
+    def __init__(self, lines: dict[int, tuple[int, int, int]], nomatch: list[str],
+                 idle_constructors: list[int]) -> None:
+        self.lines = lines
+        """line -> (status, missed branches, covered branches)."""
+        self.nomatch = nomatch
+        self.idle_constructors = idle_constructors
+        """Lines of one-line no-argument constructors that never ran."""
+
+    def without_implicit_constructors(self, source: str) -> list[int]:
+        """Forget the implicit constructors of classes never instantiated (javac puts them on
+        the class's header line); return their lines."""
+        text = blank_java(source).splitlines()
+        dropped = [n for n in self.idle_constructors
+                   if 0 < n <= len(text) and re.search(r"\bclass\b", text[n - 1])
+                   and self.lines.get(n) == (NOT_COVERED, 0, 0)]
+        for n in dropped:
+            del self.lines[n]
+        return dropped
+
+    @property
+    def covered_lines(self) -> int:
+        return sum(s in (FULLY_COVERED, PARTLY_COVERED) for s, _, _ in self.lines.values())
+
+    @property
+    def missed_lines(self) -> list[int]:
+        return sorted(n for n, (s, _, _) in self.lines.items() if s == NOT_COVERED)
+
+    @property
+    def branches(self) -> tuple[int, int]:
+        """(covered, total) branches."""
+        covered = sum(c for _, _, c in self.lines.values())
+        return covered, covered + sum(m for _, m, _ in self.lines.values())
+
+    @property
+    def partial_branch_lines(self) -> list[int]:
+        """Lines that ran but have a branch never taken."""
+        return sorted(n for n, (s, m, _) in self.lines.items() if m > 0 and s != NOT_COVERED)
+
+
+def parse_report(text: str) -> Coverage:
+    """Read ``BwCoverageReport``'s file.
+
+    Raises:
+        InfraError: it is cut short or not in the expected form.
+    """
+    lines: dict[int, tuple[int, int, int]] = {}
+    nomatch: list[str] = []
+    idle: list[int] = []
+    rows = text.splitlines()
+    if not rows or rows[-1] != "end":
+        raise InfraError(f"JaCoCo's coverage report is incomplete: {text[-300:]!r}")
+    for row in rows[:-1]:
+        parts = row.split()
+        if len(parts) == 5 and parts[0] == "L" and all(p.isdigit() for p in parts[1:]):
+            line, status, missed, covered = (int(p) for p in parts[1:])
+            lines[line] = (status, missed, covered)
+        elif len(parts) == 3 and parts[0] == "C":
+            nomatch.append(parts[1])
+        elif len(parts) == 2 and parts[0] == "I" and parts[1].isdigit():
+            idle.append(int(parts[1]))
+        else:
+            raise InfraError(f"unexpected line in JaCoCo's coverage report: {row!r}")
+    return Coverage(lines, nomatch, idle)
+
+
+class JavaJacoco(Criterion):
+    """Line and branch coverage of the solution by the task's tests, with JaCoCo's agent."""
+
+    name = "java-jacoco"
+    unit = "ratio"
+    higher_is_better = True
+    executes = True
+    languages = ("java",)
+    tool = "jacoco 0.8.6"
+
+    def missing(self) -> str | None:
+        for jar in (AGENT_HOLDER, *ANALYSIS_JARS):
+            why = toolbox.missing_file(toolbox.java_lib(jar), "JaCoCo", INSTALL_HINT)
+            if why is not None:
+                return why
+        if shutil.which("javac") is None or shutil.which("java") is None:
+            return "java-jacoco needs a JDK (javac and java on PATH): apt-get install default-jdk-headless"
+        return None
+
+    def applies(self, task: Task, language: str, rendered: RenderedTask) -> bool:
+        return language in self.languages and bool(rendered.tests)
+
+    def evaluate(self, ctx: SampleContext) -> list[Measurement]:
+        source = neutralize_package(ctx.code)
+        if not source.endswith("\n"):
+            source += "\n"
+        solution_file = solution_file_name(source)
+        test_class = free_class_name(source)
+        layout = build_test_class(test_class, ctx.rendered.tests, ctx.rendered.prelude)
+        timeouts = timeouts_of(ctx.rendered.tests, ctx.test_timeout_s())
+        wall = wall_limit_s(SandboxLimits(wall_s=ctx.test_timeout_s()), timeouts) + REPORT_ALLOWANCE_S
+        heap = ctx.limits.memory_mb if ctx.limits.memory_mb > 0 else DEFAULT_HEAP_MB
+        analysis_cp = ":".join(str(toolbox.java_lib(j)) for j in ANALYSIS_JARS)
+        javac, java = _program("javac"), _program("java")
+        compile_cmd = shlex.join([
+            javac, *JAVAC_FLAGS, "-cp", f"{AGENT}:{analysis_cp}",
+            solution_file, f"{test_class}.java", f"{RUN_CLASS}.java", f"{REPORT_CLASS}.java"])
+        excludes = ":".join(f"{c}:{c}$*" for c in (test_class, RUN_CLASS, REPORT_CLASS))
+        limits_ms = ",".join(str(max(1, round(t * 1000))) for t in timeouts) or "1"
+        run_cmd = shlex.join([
+            java, *java_flags(heap), f"-javaagent:{AGENT}=destfile={EXEC_FILE},excludes={excludes}",
+            "-cp", OUT_DIR, RUN_CLASS, test_class, str(len(timeouts)), limits_ms, RUN_LOG])
+        report_cmd = shlex.join([
+            java, *TOOL_JVM, "-Xmx256m", "-cp", f"{OUT_DIR}:{analysis_cp}", REPORT_CLASS,
+            EXEC_FILE, OUT_DIR, solution_file, REPORT])
+        script = (f"{compile_cmd} >{JAVAC_LOG} 2>&1 || {{ echo $? >{BUILD_FAILED}; exit 0; }}\n"
+                  f"{run_cmd} >/dev/null 2>{STDERR}\n"
+                  f"[ -f {EXEC_FILE} ] || exit 0\n"
+                  f"exec {report_cmd}\n")
+        proc = ctx.sandbox.run(
+            ["/bin/sh", "-c", script],
+            files={
+                solution_file: source.encode(), f"{test_class}.java": layout.source.encode(),
+                f"{RUN_CLASS}.java": _source(f"{RUN_CLASS}.java"),
+                f"{REPORT_CLASS}.java": _source(f"{REPORT_CLASS}.java"), AGENT: _agent_jar(),
+            },
+            limits=SandboxLimits(wall_s=wall, cpu_s=2 * wall, memory_mb=0,
+                                 output_bytes=ctx.limits.output_bytes, file_size_mb=64,
+                                 processes=MIN_THREADS),
+            collect=(JAVAC_LOG, BUILD_FAILED, RUN_LOG, REPORT, STDERR),
+        )
+        return [self._measurement(proc, source, solution_file, len(timeouts))]
+
+    def _measurement(self, proc: ProcessResult, source: str, solution_file: str,
+                     n_tests: int) -> Measurement:
+        files = proc.files
+        if proc.timed_out:
+            raise InfraError(f"{self.tool}: the coverage run took longer than {proc.wall_ms / 1000:.0f} s")
+        if BUILD_FAILED in files:
+            return self._build_error(files.get(JAVAC_LOG, b"").decode("utf-8", "replace"), solution_file)
+        log = files.get(RUN_LOG, b"").decode("utf-8", "replace").splitlines()
+        if not any(row.startswith("begin ") for row in log):
+            stderr = files.get(STDERR, b"").decode("utf-8", "replace").strip()
+            raise InfraError(f"{self.tool}: the test JVM did not start: {stderr[-800:]}")
+        statuses, ended = _statuses(log, n_tests)
+        tests = {s: statuses.count(s) for s in dict.fromkeys(statuses)}
+        if REPORT not in files:
+            tail = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+            unsupported = [r.strip() for r in tail.splitlines() if "requires ASM9" in r]
+            if proc.exit_code != 0 and unsupported:  # JaCoCo 0.8.6 visits classes with ASM 8's API
+                return Measurement(score=None, unit=self.unit, verdict="n/a", details={"tests": tests},
+                                   output=f"{self.tool} cannot analyse the class files of this "
+                                          f"solution (a Java 17 feature such as sealed classes): "
+                                          f"{unsupported[-1]}")
+            if proc.exit_code != 0:
+                raise InfraError(f"{self.tool}: the coverage report failed: {tail[-800:]}")
+            return Measurement(score=0.0, unit=self.unit, details={"tests": tests},
+                               error=f"no coverage data: {ended or 'the agent wrote none'}")
+        coverage = parse_report(files[REPORT].decode("utf-8", "replace"))
+        if coverage.nomatch:
+            raise InfraError(f"{self.tool}: execution data does not match the classes {coverage.nomatch}")
+        implicit = coverage.without_implicit_constructors(source)
+        return self._coverage(coverage, tests, implicit, ended)
+
+    def _coverage(self, cov: Coverage, tests: dict[str, int], implicit: list[int],
+                  ended: str | None) -> Measurement:
+        total_lines = len(cov.lines)
+        covered_branches, total_branches = cov.branches
+        total = total_lines + total_branches
+        if total == 0:
+            return Measurement(score=None, unit=self.unit, verdict="n/a",
+                               output="the solution has no executable code")
+        missed, partial = cov.missed_lines, cov.partial_branch_lines
+        details: dict[str, Any] = {
+            "line_ratio": cov.covered_lines / total_lines if total_lines else None,
+            "branch_ratio": covered_branches / total_branches if total_branches else None,
+            "lines": {"covered": cov.covered_lines, "total": total_lines},
+            "branches": {"covered": covered_branches, "total": total_branches},
+            "missed_lines": missed,
+            "partial_branch_lines": {str(n): {"missed": cov.lines[n][1],
+                                              "total": cov.lines[n][1] + cov.lines[n][2]}
+                                     for n in partial},
+            "tests": tests,
+            "implicit_constructor_lines": implicit,
+        }
+        out = [f"lines {cov.covered_lines}/{total_lines}, branches {covered_branches}/{total_branches}"]
+        if missed:
+            out.append(f"lines not covered: {line_ranges(missed)}")
+        if partial:
+            out.append("branches not taken: " + ", ".join(
+                f"line {n} ({cov.lines[n][1]} of {cov.lines[n][1] + cov.lines[n][2]})" for n in partial))
+        not_passed = {s: k for s, k in tests.items() if s != "pass"}
+        if not_passed:
+            out.append("test cases that did not pass (what they ran counts): " + ", ".join(
+                f"{k} {s}" for s, k in not_passed.items()))
+        if ended:
+            out.append(ended)
+        first = min([*missed, *partial], default=None)
+        return Measurement(score=(cov.covered_lines + covered_branches) / total, unit=self.unit,
+                           output="\n".join(out), line=first, details=details)
+
+    def _build_error(self, log: str, solution_file: str) -> Measurement:
+        log = log.strip()
+        errors = [(m.group("file"), int(m.group("line"))) for m in JAVAC_ERROR.finditer(log)]
+        ours = [f for f, _ in errors if Path(f).name in (f"{RUN_CLASS}.java", f"{REPORT_CLASS}.java")]
+        if not errors or ours:
+            raise InfraError(f"{self.tool}: javac failed on benchwright's coverage programs: {log[-800:]}")
+        line = next((n for f, n in errors if Path(f).name == solution_file), None)
+        return Measurement(score=0.0, unit=self.unit, line=line, error=log[:16000],
+                           output="the solution or its tests do not compile: no coverage",
+                           details={"build_error": True})
+
+
+def _statuses(log: list[str], n_tests: int) -> tuple[list[str], str | None]:
+    """Each test's status in ``BwCoverageRun``'s log, and how the JVM ended when it did not
+    reach the end (a test that started without a result is ``error``, later ones ``not_run``)."""
+    found: dict[int, str] = {}
+    started: list[int] = []
+    for row in log:
+        m = re.fullmatch(r"(start|pass|fail|error|timeout) (\d+)", row.strip())
+        if m and m.group(1) == "start":
+            started.append(int(m.group(2)))
+        elif m:
+            found[int(m.group(2))] = m.group(1)
+    unloadable = next((row for row in log if row.startswith("error-loading ")), None)
+    if unloadable is not None:  # the test class's static initialisation threw (its prelude)
+        return ["error"] * n_tests, f"the test class could not be loaded: {unloadable[14:].strip()}"
+    if "done" in (row.strip() for row in log):
+        return [found.get(i, "not_run") for i in range(n_tests)], None
+    culprit = started[-1] if started and started[-1] not in found else None
+    statuses = [found.get(i, "error" if i == culprit else "not_run") for i in range(n_tests)]
+    if culprit is None:
+        return statuses, "the test JVM ended before running the tests (a static initializer?)"
+    return statuses, (f"the JVM ended during test case {culprit + 1} (System.exit, Runtime.halt "
+                      "or a crash); the tests after it did not run")

@@ -1,0 +1,202 @@
+"""``python-coverage``: the task's tests run again under coverage.py in the real sandbox; a
+missed branch is named, failing, crashing and timed-out tests do not stop the others, a process
+that ends early keeps what ran; then through ``benchwright run`` on a completion task, and with
+coverage.py missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from benchwright.config.model import Limits
+from benchwright.criteria.base import Measurement, SampleContext
+from benchwright.criteria.coverage import PythonCoverage
+from benchwright.errors import InfraError
+from benchwright.results.record import Generation
+from benchwright.sandbox.select import best_sandbox
+from benchwright.task.model import Task
+from benchwright.task.render import render_task
+from tests.conftest import Runner, only_run, read_jsonl
+
+SIGN = '''\
+def sign(x):
+    if x > 0:
+        return 1
+    if x < 0:
+        return -1
+    return 0
+'''
+"""6 statements, 4 branches (2->3, 2->4, 4->5, 4->6)."""
+
+ALL = ["assert sign(3) == 1", "assert sign(-2) == -1", "assert sign(0) == 0"]
+
+
+def _task(tests: list[str], prelude: str | None = None, time_limit_s: float | None = None) -> Task:
+    python = {"description": "Write sign.", "test_prelude": prelude,
+              "hidden_tests": [{"name": f"t{i + 1}", "code": code} for i, code in enumerate(tests)]}
+    return Task(name="t", languages=["python"], time_limit_s=time_limit_s,
+                task={"languages_specific": {"python": python}})
+
+
+def _measure(code: str, tests: list[str], prelude: str | None = None,
+             time_limit_s: float | None = None) -> Measurement:
+    task = _task(tests, prelude, time_limit_s)
+    gen = Generation(run_id="r", execution_id="e", task_source="s", task="t", language="python",
+                     model="m", provider="p", sample=0, code=code)
+    ctx = SampleContext(task=task, language="python", rendered=render_task(task, "python", {}),
+                        generation=gen, code=code, lang=None, sandbox=best_sandbox(), limits=Limits())
+    [m] = PythonCoverage().evaluate(ctx)
+    assert m.unit == "ratio"
+    return m
+
+
+def test_full_coverage_and_an_untested_branch() -> None:
+    assert PythonCoverage().missing() is None
+    full = _measure(SIGN, ALL)
+    assert full.score == 1.0
+    assert full.output == "lines 6/6, branches 4/4"
+    assert full.details is not None and full.details["tests"] == {"pass": 3}
+    partial = _measure(SIGN, [ALL[0], ALL[2]])
+    assert partial.score == pytest.approx((5 + 3) / (6 + 4))
+    assert partial.output == "lines 5/6, branches 3/4\nmissing lines: 5\nmissing branches: 4->5"
+    assert partial.line == 4
+    d = partial.details
+    assert d is not None
+    assert (d["line_ratio"], d["branch_ratio"]) == (pytest.approx(5 / 6), 0.75)
+    assert (d["missing_lines"], d["missing_branches"]) == ([5], ["4->5"])
+
+
+def test_failing_and_crashing_tests_do_not_stop_the_others() -> None:
+    m = _measure(SIGN, ["assert sign(3) == 2", "sign(None)", "raise SystemExit(1)", *ALL[1:]])
+    assert m.score == 1.0, m.output
+    assert m.details is not None
+    assert m.details["tests"] == {"fail": 1, "error": 2, "pass": 2}
+    assert [s["status"] for s in m.details["steps"]] == ["pass", "fail", "error", "error", "pass", "pass"]
+
+
+def test_a_test_that_ends_the_process_keeps_what_ran() -> None:
+    m = _measure(SIGN, [ALL[0], "import os\nsign(-1)\nos._exit(3)", ALL[2]])
+    assert m.score == pytest.approx((5 + 3) / (6 + 4))  # sign(0) never ran: 4->6 and 6 missed
+    assert m.output is not None
+    assert m.output.splitlines()[1:] == [
+        "missing lines: 6", "missing branches: 4->6",
+        "the instrumented process ended (exit status 3) during t2; 1 later test case did not run"]
+
+
+def test_a_test_that_never_ends_times_out_and_the_rest_run() -> None:
+    m = _measure(SIGN, ["while True:\n    pass", *ALL], time_limit_s=0.2)
+    assert m.score == 1.0
+    assert m.details is not None
+    assert m.details["steps"][1] == {"step": "t1", "status": "timeout",
+                                     "message": "took more than 0.6 s"}
+    assert m.details["tests"] == {"timeout": 1, "pass": 3}
+
+
+def test_the_prelude_runs_and_a_failing_load_stops_the_tests() -> None:
+    m = _measure(SIGN, ["assert candidate(5) == 1"], prelude="candidate = sign\n")
+    assert m.score == pytest.approx((3 + 1) / (6 + 4))  # lines 1-3, branch 2->3
+    broken = "def sign(x):\n    return 1\n\nraise ValueError('no')\n"
+    m = _measure(broken, ALL)
+    assert m.score == pytest.approx(2 / 3)  # the def and the raise ran, the body did not
+    assert m.output is not None
+    assert "no test ran: loading the solution ended in error (ValueError: no)" in m.output
+
+
+def test_a_syntax_error_covers_nothing() -> None:
+    m = _measure("def sign(x):\n    return [1,\n", ALL)
+    assert (m.score, m.line) == (0.0, 2)
+    assert m.output is not None and m.output.startswith("the solution does not compile (line 2:")
+
+
+def test_main_blocks_are_left_out_and_pragmas_ignored() -> None:
+    code = SIGN.replace("    if x < 0:", "    if x < 0:  # pragma: no cover") + \
+        '\n\nif __name__ == "__main__":\n    print(sign(1))\n'
+    m = _measure(code, [ALL[0], ALL[2]])
+    assert m.score == pytest.approx((5 + 3) / (6 + 4))
+    assert m.details is not None
+    assert m.details["missing_lines"] == [5]
+    assert 9 in m.details["excluded_lines"] and 10 in m.details["excluded_lines"]
+
+
+def test_applies_to_python_tasks_with_tests() -> None:
+    criterion = PythonCoverage()
+    task = _task(ALL)
+    rendered = render_task(task, "python", {})
+    assert criterion.applies(task, "python", rendered)
+    assert not criterion.applies(task, "java", rendered)
+    empty = _task([])
+    assert not criterion.applies(empty, "python", render_task(empty, "python", {}))
+
+
+PROMPT = 'def sign(x: int) -> int:\n    """-1, 0 or 1: the sign of x."""\n'
+BODY = "    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n    return 0\n"
+
+
+def _source(name: str, tests: list[str]) -> dict[str, object]:
+    return {"name": name, "languages": ["python"], "mode": "complete", "task": {
+        "languages_specific": {"python": {
+            "description": PROMPT, "test_prelude": "candidate = sign\n",
+            "hidden_tests": [{"code": t.replace("sign(", "candidate(")} for t in tests]}}},
+        "golden_solution": {"python": PROMPT + BODY}}
+
+
+def _workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "configs").mkdir(parents=True)
+    (ws / "tasks").mkdir()
+    (ws / "benchwright.yaml").write_text("version: 1\n")
+    yaml = YAML()
+    with (ws / "tasks" / "sign.yaml").open("w") as f:
+        yaml.dump({"version": 1, "tasks": [_source("full", ALL), _source("partial", [ALL[0], ALL[2]])]}, f)
+    (ws / "configs" / "sign.yaml").write_text(
+        "version: 1\ntask_sources: [tasks/sign.yaml]\ncriteria: [unit-test, python-coverage]\n"
+        "llms: [reference]\n")
+    return ws
+
+
+@pytest.mark.slow
+def test_a_run_records_coverage_of_a_completion(tmp_path: Path, bw: Runner) -> None:
+    ws = _workspace(tmp_path)
+    proc = bw("run", "configs/sign.yaml", "--run-id", "cov", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    records = read_jsonl(ws / "results" / "cov" / "records.jsonl")
+    got = {r["task"]: r for r in records if r["criterion"] == "python-coverage"}
+    assert set(got) == {"full", "partial"}
+    assert {r["outcome"] for r in records} == {"pass"}
+    full, partial = got["full"], got["partial"]
+    assert (full["score"], full["unit"], full["executor"]) == (1.0, "ratio", "PythonCoverage")
+    assert full["output"] == "lines 6/6, branches 4/4"  # the prompt's def counts, its docstring not
+    assert partial["score"] == pytest.approx((5 + 3) / (6 + 4))
+    assert partial["output"] == "lines 5/6, branches 3/4\nmissing lines: 6\nmissing branches: 5->6"
+    assert partial["line"] == 5
+    assert partial["details"]["missing_branches"] == ["5->6"]
+
+    summary = YAML(typ="safe").load(ws / "results" / "cov" / "summary.yaml")
+    assert summary["units"]["python-coverage"] == "ratio"
+    report = bw("report", "cov", cwd=ws)
+    assert report.returncode == 0, report.stderr
+    assert any(line.startswith("│ python-coverage ") and "│ ratio " in line
+               for line in report.stdout.splitlines()), report.stdout
+
+
+def test_coverage_missing_is_na_with_the_fix(tmp_path: Path, bw: Runner) -> None:
+    ws = _workspace(tmp_path)
+    nowhere = "/usr/local/lib/benchwright-tools-not-installed"
+    proc = bw("run", "configs/sign.yaml", cwd=ws, env={"BENCHWRIGHT_TOOLS": nowhere})
+    assert proc.returncode == 0, proc.stderr
+    records = [r for r in read_jsonl(only_run(ws) / "records.jsonl") if r["criterion"] == "python-coverage"]
+    assert len(records) == 2
+    for r in records:
+        assert (r["verdict"], r["score"], r["unit"], r["error"]) == ("n/a", None, "ratio", None)
+        assert r["output"] == (f"coverage.py is not installed ({nowhere}/python/bin/coverage not found): "
+                               f"run ./scripts/setup, which installs it under {nowhere}")
+
+
+def test_coverage_that_cannot_start_is_an_infra_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchwright.criteria import coverage
+
+    monkeypatch.setattr(coverage, "RCFILE", "[run]\nbranch = perhaps\n")
+    with pytest.raises(InfraError, match=r"did not start the tests: Couldn.t read config file bw_coverage.ini: Not a boolean"):
+        _measure(SIGN, ALL)
