@@ -248,8 +248,11 @@ def unscored_notes(summary: dict[str, Any]) -> list[str]:
                           f"{j.get('tokens_in', 0)} + {j.get('tokens_out', 0)} tokens"
                           + (f", {format_value(cost, 'USD')} USD" if cost is not None else "")
                           + " (not counted in the model's own token-count or cost)")
-    out = [f"{name} unscored for {', '.join(models)}: {reason}"
-           for (name, reason), models in sorted(reasons.items())]
+    grouped: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # criteria with the same reason
+    for (name, reason), models in sorted(reasons.items()):
+        grouped.setdefault((reason, tuple(models)), []).append(name)
+    out = [f"{', '.join(names)} unscored for {', '.join(models)}: {reason}"
+           for (reason, models), names in grouped.items()]
     return out + judged
 
 
