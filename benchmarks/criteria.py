@@ -34,10 +34,12 @@ JUDGE = "solution_correctness: 8\ncode_quality: 7\ncomment_quality: 5\nstyle_qua
 
 
 def python_criteria() -> list[str]:
-    out = []
+    """Every registered criterion for Python, ``unit-test`` first (the sample's tests run once,
+    for whichever criterion asks first: so their time is charged to ``unit-test``)."""
+    out = ["unit-test"]
     for name in registry.names("criterion"):
         c: Criterion = registry.create("criterion", name)
-        if not c.languages or "python" in c.languages:
+        if (not c.languages or "python" in c.languages) and name not in out:
             out.append(name)
     return out
 
