@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 GUARANTEES: dict[str, str] = {
     "no-network": "no network: a network namespace of its own with only `lo`",
@@ -136,6 +137,27 @@ class Sandbox(abc.ABC):
         Raises:
             InfraError: the sandbox itself could not start the command.
         """
+
+    def run_in(
+        self,
+        folder: Path,
+        argv: list[str],
+        *,
+        limits: SandboxLimits,
+        env: dict[str, str] | None = None,
+        network: bool = False,
+        stdin: bytes | None = None,
+    ) -> ProcessResult:
+        """Run ``argv`` in ``folder``, a host folder that outlives the run (a coding agent's
+        workspace: set-up, the agent and the scorers each run in it in turn), under the same
+        isolation as :meth:`run`; it is the work folder inside, writable, and the only host
+        folder the command can change. ``network`` grants the host's network (an agent's API).
+
+        Raises:
+            NotImplementedError: this backend cannot run in a given folder.
+            InfraError: the sandbox itself could not start the command.
+        """
+        raise NotImplementedError(f"sandbox {self.name!r} cannot run in a given folder")
 
     def start(
         self,

@@ -57,13 +57,15 @@ class BwrapSandbox(IsolatedSandbox):
 
     def _wrap(
         self, argv: list[str], root: Path, work: Path, view: SystemView, limits: SandboxLimits,
-        env: dict[str, str],
+        env: dict[str, str], *, network: bool = False,
     ) -> list[str]:
         cmd = [
             "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
             "--new-session", "--as-pid-1", "--clearenv",
             "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID), "--hostname", "sandbox",
         ]
+        if network:
+            cmd.append("--share-net")
         for path in view.binds:
             cmd += ["--ro-bind", path, path]
         for target, path in view.symlinks:

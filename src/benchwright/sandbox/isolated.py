@@ -135,6 +135,10 @@ def system_view() -> SystemView:
     return SystemView(tuple(binds), tuple(links), roots)
 
 
+NETWORK_FILES = ("/etc/resolv.conf", "/etc/ssl", "/etc/ca-certificates", "/etc/gai.conf")
+"""Shown read-only to a command granted the network (:meth:`Sandbox.run_in`)."""
+
+
 def _visible(path: str, view: SystemView) -> bool:
     real = os.path.realpath(path)
     return any(real == root or real.startswith(root + "/") for root in view.roots)
@@ -192,19 +196,28 @@ class IsolatedSandbox(RlimitSandbox):
 
     def _prepare(
         self, root: Path, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
-        env: dict[str, str],
+        env: dict[str, str], *, folder: Path | None = None, network: bool = False,
     ) -> Launch:
         if not argv:
             raise InfraError("nothing to run")
         full_env = {**BASE_ENV, "HOME": INSIDE_WORK, "TMPDIR": INSIDE_TMP, **env}
         view = system_view()
+        if network:  # name resolution and certificates, for an agent that calls its API
+            extra = tuple(p for p in NETWORK_FILES if os.path.exists(p))
+            view = SystemView(view.binds + extra, view.symlinks, view.roots)
         self._check_program(argv[0], files, full_env.get("PATH", ""), view)
         uid = sandbox_uid() if os.getuid() == 0 else None
         if uid is not None:
             _check_reachable(root.parent)
+            if folder is not None:
+                _check_reachable(folder.parent)
         os.chmod(root, 0o711)  # the sandbox uid must reach work/ (and etc/) to bind them
-        work = root / "work"
-        work.mkdir()
+        if folder is not None:
+            work = folder
+            os.chmod(work, 0o755)
+        else:
+            work = root / "work"
+            work.mkdir()
         write_files(work, files)
         etc = root / "etc"
         etc.mkdir()
@@ -212,13 +225,13 @@ class IsolatedSandbox(RlimitSandbox):
             (etc / name).write_text(text)
         if uid is not None:
             _chown_tree(work, uid)
-        wrapped = self._wrap(argv, root, work, view, limits, full_env)
+        wrapped = self._wrap(argv, root, work, view, limits, full_env, network=network)
         return Launch(wrapped, root, full_env, work, processes=True, uid=uid, ready=READY,
                       die_with_parent=True)
 
     def _wrap(
         self, argv: list[str], root: Path, work: Path, view: SystemView, limits: SandboxLimits,
-        env: dict[str, str],
+        env: dict[str, str], *, network: bool = False,
     ) -> list[str]:
         raise NotImplementedError
 

@@ -254,15 +254,35 @@ class RlimitSandbox(Sandbox):
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
+    def run_in(
+        self,
+        folder: Path,
+        argv: list[str],
+        *,
+        limits: SandboxLimits,
+        env: dict[str, str] | None = None,
+        network: bool = False,
+        stdin: bytes | None = None,
+    ) -> ProcessResult:
+        root = Path(tempfile.mkdtemp(prefix="bw-sbx-", dir=self.tmp_root))
+        try:
+            launch = self._prepare(root, argv, {}, limits, env or {}, folder=folder, network=network)
+            return self._finish(self._run(launch, limits, stdin, ()))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
     def _prepare(
         self, root: Path, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
-        env: dict[str, str],
+        env: dict[str, str], *, folder: Path | None = None, network: bool = False,
     ) -> Launch:
         """Lay out the private folder ``root`` (made for this run, removed after it) and say
-        what to execute. Here: ``files`` straight into ``root``, the command as it is."""
-        write_files(root, files)
-        full_env = {**BASE_ENV, "HOME": str(root), "TMPDIR": str(root), **env}
-        return Launch(argv, root, full_env, root, processes=os.getuid() != 0)
+        what to execute. Here: ``files`` straight into ``root`` (or ``folder``, the work folder
+        given by :meth:`run_in`), the command as it is; ``network`` changes nothing (there is
+        no network isolation to lift)."""
+        work = folder if folder is not None else root
+        write_files(work, files)
+        full_env = {**BASE_ENV, "HOME": str(work), "TMPDIR": str(root), **env}
+        return Launch(argv, work, full_env, work, processes=os.getuid() != 0)
 
     def _finish(self, result: ProcessResult) -> ProcessResult:
         """Post-process a result (the isolating backends decode their wrapper's exit status)."""

@@ -51,10 +51,12 @@ from benchwright.sandbox.isolated import (
     tmp_size_bytes,
 )
 
+LOOPBACK_UP = "! command -v ip >/dev/null || ip link set lo up || exit 1\n"
+"""Brings up the new network namespace's loopback (not run with the host's network)."""
 SETUP = (
     'path=$PATH; PATH=/usr/sbin:/usr/bin:/sbin:/bin\n'
     'mount --fstab "$1" -a || exit 1\n'
-    "! command -v ip >/dev/null || ip link set lo up || exit 1\n"
+    + LOOPBACK_UP +
     'cd "$2" && pivot_root . . && umount -l . && cd /work || exit 1\n'
     "shift 2; PATH=$path; unset OLDPWD\n"
     f"printf '{READY.decode().strip()}\\n' >&2\n"
@@ -82,7 +84,7 @@ class UnshareSandbox(IsolatedSandbox):
 
     def _wrap(
         self, argv: list[str], root: Path, work: Path, view: SystemView, limits: SandboxLimits,
-        env: dict[str, str],
+        env: dict[str, str], *, network: bool = False,
     ) -> list[str]:
         new = root / "root"
         entries: list[tuple[str, str, str, str]] = [(str(new), str(new), "none", "bind,ro")]
@@ -122,6 +124,7 @@ class UnshareSandbox(IsolatedSandbox):
         ))
         return [
             "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private",
-            "--pid", "--fork", "--kill-child", "--net", "--ipc", "--uts", "--",
-            "/bin/sh", "-c", SETUP, "bw-setup", str(fstab), str(new), *argv,
+            "--pid", "--fork", "--kill-child", *([] if network else ["--net"]), "--ipc", "--uts", "--",
+            "/bin/sh", "-c", SETUP.replace(LOOPBACK_UP, "") if network else SETUP, "bw-setup",
+            str(fstab), str(new), *argv,
         ]

@@ -1,0 +1,1 @@
+"""Coding agents: scenarios (a workspace, scorers, tasks), agent runs, scorers and gates."""

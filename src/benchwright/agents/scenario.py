@@ -1,0 +1,236 @@
+"""The scenario format (SPEC section 8, the scorer/judge document): a workspace recipe, the
+scorers, and the tasks an agent is given.
+
+The field rules of the document are enforced here, so that ``benchwright validate`` reports a
+violation like any other config error (file, line, place): ``command`` timeout 1-3600 s,
+non-negative ``limit``, non-empty pattern and path lists, a relative ``file_exists`` path with
+no parent traversal.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from benchwright import yamldoc
+from benchwright.errors import InputError, Problem
+from benchwright.problems import validate
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _relative(path: str) -> str:
+    """A path inside the workspace: relative, no ``..``."""
+    if not path or path.startswith("/") or ".." in path.replace("\\", "/").split("/"):
+        raise ValueError(f"{path!r} must be a relative path inside the workspace, with no '..'")
+    return posixpath.normpath(path)
+
+
+NonEmptyPatterns = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+ExactPaths = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+
+
+class ScorerBase(Strict):
+    name: str | None = Field(default=None, description="a label; the record's criterion (else the type)")
+    required: bool | None = Field(default=None, description="gates the workspace verdict (default per type)")
+
+    @property
+    def label(self) -> str:
+        return self.name or str(getattr(self, "type", "scorer"))
+
+    def is_required(self) -> bool:
+        """Whether a failure fails the workspace verdict: the field, else the type's default."""
+        return self.required if self.required is not None else self.default_required
+
+    default_required: ClassVar[bool] = True
+    """Whether a scorer of this type gates the verdict when ``required`` is not given."""
+
+
+class CommandScorer(ScorerBase):
+    """The command exits non-zero (the primary test command is usually one)."""
+
+    type: Literal["command"]
+    command: str = Field(min_length=1)
+    timeout_s: int = Field(default=900, ge=1, le=3600)
+
+
+class AllowedPaths(ScorerBase):
+    """A changed file is outside the allowed globs."""
+
+    type: Literal["allowed_paths"]
+    patterns: NonEmptyPatterns
+
+
+class ForbidPaths(ScorerBase):
+    """A changed file matches a forbidden glob."""
+
+    type: Literal["forbid_paths"]
+    patterns: NonEmptyPatterns
+
+
+class MaxFilesChanged(ScorerBase):
+    """More files changed than the limit."""
+
+    type: Literal["max_files_changed"]
+    limit: int = Field(ge=0)
+
+
+class ForbidSecrets(ScorerBase):
+    """A secret-like string appears in the diff (a tripwire, not a scanner)."""
+
+    type: Literal["forbid_secrets"]
+
+
+class FileExists(ScorerBase):
+    """A required relative path is missing after the run."""
+
+    type: Literal["file_exists"]
+    path: str = Field(min_length=1)
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        return _relative(value)
+
+
+class TestsUnmodified(ScorerBase):
+    """A graded test file was edited."""
+
+    __test__ = False
+    type: Literal["tests_unmodified"]
+    paths: ExactPaths
+
+
+class BaselineUnmodified(ScorerBase):
+    """A baseline or scaffolding file was edited."""
+
+    type: Literal["baseline_unmodified"]
+    paths: ExactPaths
+
+
+class NoNewSkips(ScorerBase):
+    """Net new skip or xfail markers in test files (advisory by default)."""
+
+    type: Literal["no_new_skips"]
+    test_globset: list[str] | None = None
+    default_required: ClassVar[bool] = False
+
+
+class AssertionsNotWeakened(ScorerBase):
+    """Assertions net-removed from test files (advisory by default)."""
+
+    type: Literal["assertions_not_weakened"]
+    test_globset: list[str] | None = None
+    default_required: ClassVar[bool] = False
+
+
+class LlmJudgeNote(ScorerBase):
+    """A rubric note for the judge; advisory only (``required`` only changes what the judge reads)."""
+
+    type: Literal["llm_judge"]
+    rubric: str = Field(min_length=1)
+    default_required: ClassVar[bool] = False
+
+
+ScorerSpec = Annotated[
+    CommandScorer | AllowedPaths | ForbidPaths | MaxFilesChanged | ForbidSecrets | FileExists
+    | TestsUnmodified | BaselineUnmodified | NoNewSkips | AssertionsNotWeakened | LlmJudgeNote,
+    Field(discriminator="type"),
+]
+
+
+class WorkspaceRecipe(Strict):
+    """Where the agent works: a folder (or a git repository at ``ref``), set up, then committed
+    as the baseline; ``hidden`` files are absent while the agent works."""
+
+    repo: str = Field(min_length=1, description="a folder, relative to the scenario file, or a git URL/path")
+    ref: str | None = Field(default=None, description="a git ref to check out (repo is a git repository)")
+    setup: list[str] = Field(default_factory=list, description="shell commands run before the baseline")
+    hidden: list[str] = Field(default_factory=list, description="files absent while the agent works")
+    setup_timeout_s: int = Field(default=900, ge=1, le=3600)
+
+    @field_validator("hidden")
+    @classmethod
+    def _inside(cls, value: list[str]) -> list[str]:
+        return [_relative(v) for v in value]
+
+
+class AgentTask(Strict):
+    """One thing an agent is asked: a prompt, or the turns of a session."""
+
+    name: str = Field(min_length=1)
+    prompt: str | None = None
+    turns: list[Annotated[str, Field(min_length=1)]] | None = None
+    expected_outcome: Literal["completion", "refusal"] = "completion"
+    judge_notes: str | None = None
+
+    @model_validator(mode="after")
+    def _asked(self) -> AgentTask:
+        if (self.prompt is None) == (self.turns is None):
+            raise ValueError("give a task either `prompt` or `turns` (a non-empty list)")
+        if self.turns is not None and not self.turns:
+            raise ValueError("`turns` must not be empty")
+        return self
+
+    def messages(self) -> list[str]:
+        return [self.prompt] if self.prompt is not None else list(self.turns or [])
+
+
+class Scenario(Strict):
+    version: Literal[1] = 1
+    name: str = Field(min_length=1)
+    description: str | None = None
+    workspace: WorkspaceRecipe | None = Field(default=None, description="none: a ledger scenario (judge only)")
+    scorers: list[ScorerSpec] = Field(default_factory=list)
+    judge_repeats: int = Field(default=1, ge=1, le=9)
+    tasks: list[AgentTask] = Field(min_length=1)
+
+
+def parse_scenario(path: Path) -> tuple[yamldoc.Document | None, Scenario | None, list[Problem]]:
+    """Parse and check a scenario without raising; the problems say what is wrong."""
+    try:
+        doc = yamldoc.load(path)
+    except InputError as e:
+        return None, None, list(e.problems)
+    if not isinstance(doc.data, dict):
+        return doc, None, [doc.problem((), "a scenario must be a mapping with 'workspace:', "
+                                       "'scorers:' and 'tasks:'")]
+    scenario, problems = validate(doc, Scenario)
+    if scenario is not None:
+        problems += _check(doc, scenario)
+    return doc, (scenario if not problems else None), problems
+
+
+def _check(doc: yamldoc.Document, scenario: Scenario) -> list[Problem]:
+    problems = []
+    seen: dict[str, int] = {}
+    for i, task in enumerate(scenario.tasks):
+        if task.name in seen:
+            problems.append(doc.problem(("tasks", i, "name"), f"duplicate task name {task.name!r} "
+                                        f"(first at tasks[{seen[task.name]}])"))
+        seen.setdefault(task.name, i)
+    if scenario.workspace is None and any(s.type != "llm_judge" for s in scenario.scorers):
+        problems.append(doc.problem(("scorers",), "a scenario without a workspace (a ledger "
+                                    "scenario) is judged only: it can have llm_judge scorers only",
+                                    hint="add a 'workspace:' or remove the mechanical scorers"))
+    return problems
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Load a scenario or raise :class:`InputError` listing every problem."""
+    _, scenario, problems = parse_scenario(path)
+    if scenario is None:
+        raise InputError([p for p in problems if p.severity == "error"] or problems)
+    return scenario
+
+
+def frozen(scenario: Scenario) -> dict[str, Any]:
+    """The scorers as they were when a run started (``run.yaml``): later edits of the scenario
+    do not change how that run is graded."""
+    return {"name": scenario.name,
+            "scorers": [s.model_dump(mode="json", exclude_none=True) for s in scenario.scorers]}
