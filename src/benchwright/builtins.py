@@ -14,6 +14,7 @@ CRITERIA_MODULES = (
 def register(reg: Registry) -> None:
     import importlib
 
+    from benchwright.agents.scorers import SCORERS
     from benchwright.lang.bash import BashLanguage
     from benchwright.lang.c import CLanguage, CppLanguage
     from benchwright.lang.golang import GoLanguage
@@ -46,3 +47,5 @@ def register(reg: Registry) -> None:
     reg.add("sandbox", "bwrap", BwrapSandbox)
     reg.add("sandbox", "unshare", UnshareSandbox)
     reg.add("sandbox", "rlimit", RlimitSandbox)
+    for scorer in SCORERS:
+        reg.add("scorer", scorer.type, scorer)

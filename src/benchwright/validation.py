@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Literal
 
 from benchwright import yamldoc
+from benchwright.agents.plan import load_scenarios
+from benchwright.agents.scenario import parse_scenario
 from benchwright.config.load import parse_config
 from benchwright.config.model import ExecConfig, ModelSpec, Toggle
 from benchwright.errors import InputError, Problem, UserError
@@ -26,7 +28,7 @@ from benchwright.task.model import Task
 from benchwright.task.render import RenderFailure, render_judge_prompt, render_task
 from benchwright.workspace import Workspace
 
-Kind = Literal["task-source", "exec-config"]
+Kind = Literal["task-source", "exec-config", "scenario"]
 STANDARD_PARAMETERS = ("all-tests-public", "all-tests-hidden", "should-write-comments", "use-llm-judge")
 MAX_COMBINATIONS = 64
 
@@ -46,12 +48,15 @@ class Report:
 
 
 def detect_kind(path: Path, data: object) -> Kind | None:
+    parts = {p.lower() for p in path.parts}
     if isinstance(data, dict):
+        if {"scorers", "workspace"} & set(data) or ("tasks" in data and "scenarios" in parts):
+            return "scenario"
         if "tasks" in data:
             return "task-source"
-        if {"llms", "criteria", "parameters", "difficulties", "task_sources", "languages"} & set(data):
+        if {"llms", "criteria", "parameters", "difficulties", "task_sources", "languages", "agents",
+                "scenarios"} & set(data):
             return "exec-config"
-    parts = {p.lower() for p in path.parts}
     if "tasks" in parts:
         return "task-source"
     if "configs" in parts:
@@ -157,6 +162,10 @@ def check_config(path: Path, ws: Workspace) -> tuple[
             model_resolve.resolve(config.llm_judge, ws.settings)
         except UserError as e:
             problems.append(doc.problem(("llm-judge",), str(e), severity="warning"))  # as for llms
+    try:
+        load_scenarios(ws, config, path, doc)
+    except InputError as e:
+        problems += e.problems
     paths = []
     for i, name in enumerate(config.task_sources):
         p = ws.resolve(name, relative_to=path.parent)
@@ -172,7 +181,7 @@ def check_config(path: Path, ws: Workspace) -> tuple[
                                         hint="enable the criterion or drop the threshold", severity="warning"))
     for i, spec in enumerate(config.llms):
         problems += _check_model(doc, i, spec, ws)
-    if not config.llms:
+    if not config.llms and not config.agents:
         problems.append(doc.problem(("llms",), "no models listed", hint="add e.g. '- reference'",
                                     severity="warning"))
     return problems, paths, config, doc
@@ -225,9 +234,11 @@ def validate(paths: Sequence[Path], ws: Workspace, kind: Kind | None = None) -> 
         if k is None:
             report.problems.append(Problem(str(path), "cannot tell whether this is a task source or an "
                                            "execution config", line=1,
-                                           hint="pass --kind task-source or --kind exec-config"))
+                                           hint="pass --kind task-source, exec-config or scenario"))
         elif k == "task-source":
             source(path)
+        elif k == "scenario":
+            report.problems += parse_scenario(path)[2]
         else:
             problems, refs, config, doc = check_config(path, ws)
             report.problems += problems

@@ -168,17 +168,28 @@ class AgentWorkspace:
         patch = self._git([*common, "--unified=3"], index=index)
         zero = self._git([*common, "--unified=0"], index=index)
         blocks = [b for b in _HEADER.split(zero) if b]
-        if len(blocks) != len(entries):
+        parts: list[list[str]] = []
+        k = 0
+        for status, _, _ in entries:  # a file replaced by a symlink (or back) is two patches
+            two = (status == "type_changed" and k + 1 < len(blocks)
+                   and "deleted file mode" in blocks[k].split("\n@@")[0])
+            parts.append(blocks[k:k + (2 if two else 1)])
+            k += 2 if two else 1
+        if k != len(blocks):
             raise InfraError(f"git diff listed {len(entries)} files but gave {len(blocks)} patches")
         files = []
         added_total = removed_total = 0
-        for (status, path, old), block in zip(entries, blocks, strict=True):
-            lines = block.splitlines()
-            binary = any(line.startswith("Binary files ") for line in lines[:6])
-            hunk = next((n for n, line in enumerate(lines) if line.startswith("@@")), len(lines))
-            body = [line for line in lines[hunk:] if line[:1] in "+-"]  # not the ---/+++ header
-            added = tuple(line[1:] for line in body if line.startswith("+"))
-            removed = tuple(line[1:] for line in body if line.startswith("-"))
+        for (status, path, old), patches in zip(entries, parts, strict=True):
+            added: tuple[str, ...] = ()
+            removed: tuple[str, ...] = ()
+            binary = False
+            for block in patches:
+                lines = block.splitlines()
+                binary = binary or any(line.startswith("Binary files ") for line in lines[:6])
+                hunk = next((n for n, line in enumerate(lines) if line.startswith("@@")), len(lines))
+                body = [line for line in lines[hunk:] if line[:1] in "+-"]  # not the ---/+++ header
+                added += tuple(line[1:] for line in body if line.startswith("+"))
+                removed += tuple(line[1:] for line in body if line.startswith("-"))
             added_total += len(added)
             removed_total += len(removed)
             files.append(FileChange(path, status, old, binary, added, removed))

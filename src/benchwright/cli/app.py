@@ -74,16 +74,16 @@ def init(
 
 @app.command()
 def validate(
-    paths: Annotated[list[Path], typer.Argument(help="Task sources and execution configs.")],
-    kind: Annotated[str | None, typer.Option(help="task-source or exec-config (default: detect).")] = None,
+    paths: Annotated[list[Path], typer.Argument(help="Task sources, execution configs and scenarios.")],
+    kind: Annotated[str | None, typer.Option(help="task-source, exec-config or scenario (default: detect).")] = None,
     golden: Annotated[bool, typer.Option(help="Also run every golden solution through the pipeline.")] = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Check files: every problem at once, with file, line and place. Exit 2 on any error."""
     from benchwright import validation
 
-    if kind not in (None, "task-source", "exec-config"):
-        raise UserError(f"--kind {kind!r}: use task-source or exec-config")
+    if kind not in (None, "task-source", "exec-config", "scenario"):
+        raise UserError(f"--kind {kind!r}: use task-source, exec-config or scenario")
     ws = _ws(workspace)
     report = validation.validate(paths, ws, kind)  # type: ignore[arg-type]
     for p in report.problems:
@@ -104,17 +104,19 @@ def validate(
 
 
 @app.command()
-def schema(kind: Annotated[str, typer.Argument(help="task-source, exec-config, settings or record.")]) -> None:
+def schema(kind: Annotated[str, typer.Argument(
+        help="task-source, exec-config, scenario, settings or record.")]) -> None:
     """Print the JSON Schema of a file format (for editor completion)."""
     from pydantic import BaseModel
 
+    from benchwright.agents.scenario import Scenario
     from benchwright.config.model import ExecConfig
     from benchwright.config.settings import Settings
     from benchwright.results.record import Record
     from benchwright.task.model import TaskSource
 
     models: dict[str, type[BaseModel]] = {"task-source": TaskSource, "exec-config": ExecConfig,
-                              "settings": Settings, "record": Record}
+                                          "scenario": Scenario, "settings": Settings, "record": Record}
     if kind not in models:
         raise UserError(f"unknown schema {kind!r}; choose one of {', '.join(models)}")
     sys.stdout.write(json.dumps(models[kind].model_json_schema(by_alias=True), indent=2) + "\n")
@@ -349,7 +351,7 @@ def compare(
 
 @app.command(name="list")
 def list_plugins(
-    kind: Annotated[str | None, typer.Argument(help="criteria, providers, languages or sandboxes.")] = None,
+    kind: Annotated[str | None, typer.Argument(help="criteria, scorers, providers, languages or sandboxes.")] = None,
 ) -> None:
     """List installed plug-ins."""
     from rich.table import Table

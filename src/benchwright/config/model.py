@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from benchwright.task.model import StrList, Version, _listish
 
@@ -98,6 +98,34 @@ class Limits(Strict):
     concurrency: int | None = Field(default=None, ge=1, description="Parallel executions (default: cores).")
 
 
+class AgentSpec(Strict):
+    """A coding agent under test: an external command, or the built-in loop over a model."""
+
+    name: str = Field(min_length=1, description="the agent's label in results")
+    command: str | None = Field(default=None, min_length=1,
+                                description="a shell command run in the workspace (sandboxed, network allowed)")
+    builtin: bool = Field(default=False, description="the built-in agent loop over `model`")
+    model: str | None = Field(default=None, description="provider/model of the built-in agent")
+    timeout_s: int = Field(default=900, ge=1, le=86_400, description="wall seconds for the agent's whole run")
+    max_steps: int = Field(default=30, ge=1, le=10_000, description="built-in agent: tool calls in all")
+    max_tokens: int = Field(default=200_000, ge=1, description="built-in agent: prompt + completion tokens in all")
+    network: bool = Field(default=True, description="a command agent may reach the network (its API)")
+    pass_env: StrList = Field(default_factory=list,
+                              description="environment variables handed to a command agent (its API key)")
+    files: StrList = Field(default_factory=list,
+                           description="files (relative to the workspace) a command agent finds in "
+                                       "$BENCHWRIGHT_AGENT_DIR, e.g. its own script")
+
+    @model_validator(mode="after")
+    def _kind(self) -> AgentSpec:
+        if self.builtin == (self.command is not None):
+            raise ValueError("an agent has either `command:` (an external agent) or `builtin: true` "
+                             "with `model:` (the built-in loop)")
+        if self.builtin and not self.model:
+            raise ValueError("the built-in agent needs `model: provider/model`")
+        return self
+
+
 class ExecConfig(Strict):
     """Which tasks, parameters, criteria and models a run uses."""
 
@@ -113,6 +141,8 @@ class ExecConfig(Strict):
     criteria: Toggles = Field(default_factory=list)
     llm_judge: str | None = Field(default=None, alias="llm-judge")
     llms: Annotated[list[ModelSpec], BeforeValidator(_models)] = Field(default_factory=list)
+    scenarios: StrList = Field(default_factory=list, description="coding-agent scenario files")
+    agents: list[AgentSpec] = Field(default_factory=list, description="coding agents under test")
     samples: int = Field(default=1, ge=1, le=10_000)
     cache: bool | Literal["refresh"] = True
     limits: Limits = Field(default_factory=Limits)

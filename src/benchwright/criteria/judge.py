@@ -43,7 +43,7 @@ explanation (one line).
 NO_JUDGE = ("the execution config names no judge model: add `llm-judge: provider/model` to it "
             "(see docs/criteria.md#llm-judge-code-quality)")
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[^\n]*\n(.*?)```", re.S)
+FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[^\n]*\n(.*?)```", re.S)
 _PAIR = re.compile(
     r"^[\s>*#`-]*\**([A-Za-z][A-Za-z0-9 _-]*?)\**\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*10\b)?",
     re.M)
@@ -98,7 +98,7 @@ def parse_scores(text: str) -> tuple[dict[str, float], str]:
     normalised (:func:`key_of`); a value may be written ``7``, ``7.5`` or ``7/10``.
     Returns ``({}, "none")`` when nothing was found.
     """
-    for m in _FENCE.finditer(text):
+    for m in FENCE.finditer(text):
         scores = _yaml_scores(m.group(2))
         if scores:
             return scores, "fenced"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,10 +54,15 @@ class Judge:
         """The loop the engine's provider clients live on (the run's)."""
         self._loop = loop
 
-    async def ask_async(self, prompt: str, *, language: str, task: str) -> JudgeReply:
+    async def ask_async(self, prompt: str, *, language: str, task: str, sample: int = 0,
+                        params: Mapping[str, Any] | None = None) -> JudgeReply:
+        """Ask ``prompt`` once. ``sample`` makes the same prompt a distinct request (its own
+        cache entry: asking again with another index is a new answer, not the cached one);
+        ``params`` override :data:`JUDGE_PARAMS` (e.g. a larger ``max_tokens``)."""
         request = GenerationRequest(
             model=self.model.model, mode="instruct", messages=[{"role": "user", "content": prompt}],
-            prompt=prompt, language=language, params=dict(JUDGE_PARAMS), task=task)
+            prompt=prompt, language=language, params={**JUDGE_PARAMS, **(params or {})}, task=task,
+            sample=sample)
         start = time.perf_counter()
         outcome = await self.engine.answer(self.model.provider, request)
         answer = outcome.answer
@@ -67,10 +73,13 @@ class Judge:
             outcome.cached, outcome.latency_ms if outcome.latency_ms is not None
             else (time.perf_counter() - start) * 1000)
 
-    def ask(self, prompt: str, *, language: str, task: str) -> JudgeReply:
-        """Ask from a worker thread (blocks it until the answer or the engine gives up)."""
+    def ask(self, prompt: str, *, language: str, task: str, sample: int = 0,
+            params: Mapping[str, Any] | None = None) -> JudgeReply:
+        """Ask from a worker thread (blocks it until the answer or the engine gives up);
+        ``sample`` and ``params`` as in :meth:`ask_async`."""
         if self._loop is None:
             raise RuntimeError("the judge is not bound to the run's event loop")
         future = asyncio.run_coroutine_threadsafe(
-            self.ask_async(prompt, language=language, task=task), self._loop)
+            self.ask_async(prompt, language=language, task=task, sample=sample, params=params),
+            self._loop)
         return future.result()

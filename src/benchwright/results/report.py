@@ -357,6 +357,39 @@ def slice_tables(summary: dict[str, Any]) -> list[Table]:
     return out
 
 
+GATE_COLUMNS = ("objective", "judge", "run-badge")
+DISAGREE = "≠ gates disagree"
+
+
+def gate_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """Per agent and task: scenario, task, agent, the three gates (objective with its mean
+    score), and a mark where they disagree."""
+    out = []
+    for row in summary.get("agents") or []:
+        objective = str(row.get("objective") or NONE)
+        if row.get("objective_score") is not None:
+            objective += f" ({float(row['objective_score']):.2f})"
+        out.append([str(row.get("scenario")), str(row.get("task")), str(row.get("agent")), objective,
+                    str(row.get("judge") or NONE), str(row.get("run-badge") or NONE),
+                    DISAGREE if row.get("disagree") else ""])
+    return out
+
+
+def gates_table(summary: dict[str, Any]) -> Table | None:
+    """The three gates of every agent run (``None`` for a run without agents)."""
+    body = gate_rows(summary)
+    if not body:
+        return None
+    table = Table(title="Coding agents: the three gates")
+    for column in ("Scenario", "Task", "Agent", "Objective", "Judge", "Run badge", ""):
+        table.add_column(column)
+    colour = {"PASS": "green", "FAIL": "red"}
+    for row in body:
+        cells = [Text(c, style=colour.get(c.split(" ")[0], "")) for c in row[:6]]
+        table.add_row(*cells, Text(row[6], style="bold yellow"))
+    return table
+
+
 def report_renderables(summary: dict[str, Any]) -> list[RenderableType]:
     """What ``benchwright report`` prints, in order: the main table, its notes (full width, not
     wrapped to the table), then the pass-rate tables. Print each with ``console.print``."""
@@ -364,6 +397,9 @@ def report_renderables(summary: dict[str, Any]) -> list[RenderableType]:
     lines = notes(summary)
     if lines:
         out.append(Text("\n".join(lines), style="bold yellow"))
+    gates = gates_table(summary)
+    if gates is not None:
+        out.append(gates)
     out += slice_tables(summary)
     return out
 
@@ -391,6 +427,11 @@ def report_markdown(summary: dict[str, Any]) -> str:
     if extra:
         lines.append("")
         lines += [f"> {n}  " for n in extra]
+    gates = gate_rows(summary)
+    if gates:
+        lines += ["", "### Coding agents: the three gates", ""]
+        lines += _md_table(["Scenario", "Task", "Agent", "Objective", "Judge", "Run badge", ""], gates,
+                           right_from=7)
     for key, table_data in slices(summary).items():
         lines += ["", f"### Pass rate by {key}", ""]
         sbody = [[label, *[format_value(per.get(m), None, percent=True) for m in models]]

@@ -15,6 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from benchwright import __version__
+from benchwright.agents.plan import (
+    AgentUnit,
+    LoadedScenario,
+    agent_units,
+    frozen_scorers,
+    load_scenarios,
+    thaw,
+)
+from benchwright.agents.session import agent_gates, run_agent_units
 from benchwright.config.load import config_from_data, load_config
 from benchwright.config.model import ExecConfig
 from benchwright.criteria.base import wall_capped
@@ -53,6 +62,8 @@ class Prepared:
     plan: Plan
     providers: dict[str, Provider]
     sandbox: Sandbox
+    scenarios: list[LoadedScenario] = field(default_factory=list)
+    agent_units: list[AgentUnit] = field(default_factory=list)
 
 
 @dataclass
@@ -66,6 +77,8 @@ class RunResult:
 def task_source_paths(ws: Workspace, config: ExecConfig, config_path: Path, cli: Sequence[str],
                       doc: Document | None = None) -> list[Path]:
     names = list(cli) or list(config.task_sources)
+    if not names and config.scenarios:  # a run of coding agents only
+        return []
     if not names:
         raise InputError([Problem(str(config_path), "no task sources to run", path="task_sources",
                                   hint="add 'task_sources: [tasks/x.yaml]' or pass --tasks FILE")])
@@ -106,7 +119,7 @@ def make_sandbox(ws: Workspace, preferred: str | None = None) -> Sandbox:
     return best_sandbox(preferred or ws.settings.sandbox)
 
 
-def make_providers(ws: Workspace, plan: Plan) -> dict[str, Provider]:
+def make_providers(ws: Workspace, plan: Plan, agents: Sequence[AgentUnit] = ()) -> dict[str, Provider]:
     """One provider instance per provider the plan uses; preflight problems stop the run.
 
     Raises:
@@ -115,8 +128,11 @@ def make_providers(ws: Workspace, plan: Plan) -> dict[str, Provider]:
     out: dict[str, Provider] = {}
     problems = []
     wanted = [(u.model.id, u.resolved) for u in plan.units]
-    if plan.judge is not None and plan.units:
+    if plan.judge is not None and (plan.units or agents):
         wanted.append((f"{plan.judge.id} (the llm-judge)", plan.judge))
+    for unit in agents:  # the built-in agent's models
+        if unit.agent.model is not None:
+            wanted.append((unit.agent.model, model_resolve.resolve(unit.agent.model, ws.settings)))
     for model_id, resolved in wanted:
         name = resolved.provider
         if name in out:
@@ -145,9 +161,11 @@ def prepare(ws: Workspace, config_path: Path, tasks: Sequence[str] = (),
         doc, config = load_config(config_path)
     paths = task_source_paths(ws, config, config_path, tasks, doc)
     sources = load_sources(paths)
+    scenarios = load_scenarios(ws, config, config_path, doc)
     plan = build_plan(config, str(config_path), sources, ws.settings, config_doc=doc)
-    providers = make_providers(ws, plan)
-    return Prepared(ws, config_path, config, sources, plan, providers, make_sandbox(ws))
+    units = agent_units(ws, config, config_path, scenarios)
+    providers = make_providers(ws, plan, units)
+    return Prepared(ws, config_path, config, sources, plan, providers, make_sandbox(ws), scenarios, units)
 
 
 def new_run_id(config_path: Path) -> str:
@@ -184,7 +202,9 @@ def manifest(prep: Prepared, run_id: str, tasks: Sequence[str]) -> dict[str, Any
         "skipped_criteria": prep.plan.skipped_criteria,
         "sandbox": {"backend": prep.sandbox.name, "isolation": prep.sandbox.isolation},
         "toolchains": _toolchains(prep.plan),
-        "samples": len(prep.plan.units),
+        "samples": len(prep.plan.units) + len(prep.agent_units),
+        "agents": [a.model_dump(mode="json", exclude_none=True) for a in prep.config.agents],
+        "scenarios": frozen_scorers(prep.scenarios),
     }
 
 
@@ -202,9 +222,14 @@ class _Tracker:
         self.folder = folder
         self.config_file = str(prep.config_path)
         self.by_id = {u.execution_id: u.task_source for u in prep.plan.units}
+        self.by_id.update({u.execution_id: u.task_source for u in prep.agent_units})
         self.sources: dict[str, dict[str, int]] = {}
         for name, c in prep.plan.counts.items():
             self.sources[name] = {"total": c.total, "completed": 0, "filteredOut": c.filtered_out, "error": 0}
+        for unit in prep.agent_units:
+            entry = self.sources.setdefault(unit.task_source, {"total": 0, "completed": 0, "filteredOut": 0,
+                                                                "error": 0})
+            entry["total"] += 1
         for eid, outcome in done.items():
             if eid in self.by_id:
                 self._count(self.by_id[eid], outcome)
@@ -214,7 +239,7 @@ class _Tracker:
         key = "error" if outcome in ("error", "infra_error") else "completed"
         self.sources[source][key] += 1
 
-    def done(self, unit: SampleUnit, outcome: str) -> None:
+    def done(self, unit: SampleUnit | AgentUnit, outcome: str) -> None:
         self._count(unit.task_source, outcome)
         self.write()
 
@@ -270,9 +295,10 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     done = folder.repair(drop=drop)
     known = folder.generations()
     todo = [u for u in prep.plan.units if u.execution_id not in done]
+    agents_todo = [u for u in prep.agent_units if u.execution_id not in done]
     tracker = _Tracker(folder, prep, done)
     tracker.write(force=True)
-    total = len(prep.plan.units)
+    total = len(prep.plan.units) + len(prep.agent_units)
     if progress:
         progress(tracker.finished(), total, None)
     cache = None
@@ -296,11 +322,23 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     in_flight = sum(p.settings.concurrency for p in prep.providers.values()) + 64
     runner = executor or LocalExecutor(workers=prep.config.limits.concurrency, max_in_flight=in_flight)
 
+    def on_agent(unit: AgentUnit, records: list[Record]) -> None:
+        folder.append_records(records)
+        tracker.done(unit, records[0].outcome or "pass")
+        if progress:
+            progress(tracker.finished(), total, None)
+
     async def main() -> None:
         if judge is not None:
             judge.bind(asyncio.get_running_loop())
         try:
-            await runner.run(todo, worker, known, on_generation, on_result)
+            if todo:
+                await runner.run(todo, worker, known, on_generation, on_result)
+            if agents_todo:
+                await run_agent_units(agents_todo, run_id=folder.run_id, run_folder=folder.path,
+                                      sandbox=prep.sandbox, engine=generation, judge=judge,
+                                      workers=prep.config.limits.concurrency or os.cpu_count() or 1,
+                                      on_agent=on_agent)
         finally:
             await generation.aclose()
 
@@ -316,6 +354,8 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
         if cache is not None:
             cache.close()
     summary = summarize(folder.records(), folder.run_id, prep.config.thresholds)
+    if prep.agent_units:
+        summary["agents"] = agent_gates(folder.records())
     summary["skipped_criteria"] = prep.plan.skipped_criteria
     summary["isolation"] = prep.sandbox.isolation
     if limits is not None:
@@ -360,7 +400,9 @@ def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_e
             raise UserError(f"task source {s.path} changed since run {folder.run_id} started; "
                             "resuming would mix two versions (start a new run instead)")
     plan = build_plan(config, str(config_path), sources, ws.settings)
+    scenarios = thaw(load_scenarios(ws, config, config_path), info.get("scenarios") or {})
+    units = agent_units(ws, config, config_path, scenarios)
     backend = (info.get("sandbox") or {}).get("backend")  # a resumed run keeps its isolation
-    prep = Prepared(ws, config_path, config, sources, plan, make_providers(ws, plan),
-                    make_sandbox(ws, backend if isinstance(backend, str) else None))
+    prep = Prepared(ws, config_path, config, sources, plan, make_providers(ws, plan, units),
+                    make_sandbox(ws, backend if isinstance(backend, str) else None), scenarios, units)
     return execute(prep, folder, progress, retry_errors=retry_errors, measuring=measuring, warn=warn)

@@ -154,9 +154,11 @@ def build_plan(
         InputError: a template failed, or a criterion or model cannot be resolved.
     """
     criteria, skipped = select_criteria(config, config_file, settings, config_doc)
+    if not config.llms and config.agents:  # agents only: the criteria of model samples do not apply
+        criteria, skipped = [], {}
     plugins: dict[str, Criterion] = {n: registry.create("criterion", n) for n in criteria}
     specs = list(models if models is not None else config.llms)
-    if not specs:
+    if not specs and not config.agents:
         raise InputError([Problem(config_file, "no models to run", path="llms",
                                   hint="list models under 'llms:', e.g. '- reference'")])
     resolved = []
@@ -168,7 +170,7 @@ def build_plan(
             problems.append(Problem(config_file, str(e), path=f"llms[{i}]",
                                     line=config_doc.line_of(("llms", i)) if config_doc else None))
     judge = None
-    if any(plugins[n].needs_judge for n in criteria) and config.llm_judge is not None:
+    if (any(plugins[n].needs_judge for n in criteria) or config.agents) and config.llm_judge is not None:
         try:
             judge = model_resolve.resolve(config.llm_judge, settings)
         except UserError as e:

@@ -1,0 +1,54 @@
+"""Running the agent units of a run: each one from its workspace to its records."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from benchwright.agents.outcome import AgentOutcome
+from benchwright.agents.plan import AgentUnit
+from benchwright.agents.records import agent_records, write_files
+from benchwright.agents.runner import run_agent_task, run_command_agent
+from benchwright.results.record import Record
+from benchwright.sandbox.base import Sandbox
+
+AgentRunner = Callable[[AgentUnit, Path, list[str]], AgentOutcome]
+"""Runs the unit's agent in a workspace folder on the given turns (the built-in loop, or a
+command)."""
+
+
+def scratch_root() -> Path:
+    """Where agent workspaces live while they are graded: reachable by a sandbox uid."""
+    root = Path(tempfile.gettempdir())
+    try:
+        mode = root.stat().st_mode
+    except OSError:
+        mode = 0
+    return root if mode & 0o001 else Path("/tmp")
+
+
+def command_runner(sandbox: Sandbox) -> AgentRunner:
+    def run(unit: AgentUnit, folder: Path, turns: list[str]) -> AgentOutcome:
+        return run_command_agent(unit.agent, folder, turns, sandbox, files=unit.files)
+    return run
+
+
+def run_unit(unit: AgentUnit, *, run_id: str, run_folder: Path, sandbox: Sandbox,
+             runner: AgentRunner, judge: Callable[[AgentUnit, object], dict[str, object] | None] | None = None,
+             ) -> list[Record]:
+    """Run one agent on one task and return its records (files written to the run folder)."""
+    scenario = unit.scenario
+    result = run_agent_task(scenario.scenario, scenario.path.parent, unit.task, unit.agent, sandbox,
+                            scratch_root() / "benchwright-agents",
+                            lambda folder, turns: runner(unit, folder, turns))
+    if result.infra_error is None and judge is not None and result.gates is not None:
+        verdict = judge(unit, result)
+        if verdict is not None:
+            result.judge = verdict
+            shown = verdict.get("verdict")
+            result.gates.judge = shown if shown in ("PASS", "FAIL") else None
+    files = write_files(run_folder, unit.execution_id, result) if result.infra_error is None else {}
+    base = {"run_id": run_id, "execution_id": unit.execution_id, "task_source": scenario.name,
+            "task": unit.task.name, "model": unit.agent.name}
+    return agent_records(base, result, files)

@@ -1,0 +1,32 @@
+"""What one agent run produced, whatever the agent (an external command or the built-in loop)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class AgentOutcome:
+    """The agent's side of a run: what it said, what it did, how it ended."""
+
+    responses: list[str] = field(default_factory=list)
+    """Its final response after each turn."""
+    trajectory: list[dict[str, Any]] = field(default_factory=list)
+    """Its steps (one JSON object each: a tool call and its result, a command...)."""
+    exit_code: int | None = None
+    """The command's exit status (the built-in loop: 0 when it called ``finish``)."""
+    timed_out: bool = False
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    wall_ms: float = 0.0
+    cpu_ms: float | None = None
+    steps: int = 0
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    stopped: str | None = None
+    """Why it stopped when it was not on its own: ``timeout``, ``max_steps``, ``max_tokens``,
+    or a provider's error."""
+    error: str | None = None
+    """The harness failed (not the agent): the run is an infra_error."""

@@ -1,0 +1,132 @@
+"""Which agent runs a config asks for: every task of every scenario, for every agent."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from benchwright.agents.scenario import AgentTask, Scenario, ScorerSpec, load_scenario
+from benchwright.config.model import AgentSpec, ExecConfig
+from benchwright.errors import InputError, Problem
+from benchwright.workspace import Workspace
+from benchwright.yamldoc import Document
+
+
+@dataclass
+class LoadedScenario:
+    path: Path
+    scenario: Scenario
+    sha256: str
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name
+
+
+@dataclass(frozen=True)
+class AgentUnit:
+    """One agent on one scenario task."""
+
+    execution_id: str
+    scenario: LoadedScenario
+    task: AgentTask
+    agent: AgentSpec
+    files: tuple[tuple[str, bytes], ...] = ()
+    """The agent's own files (``files:``), by name, for ``$BENCHWRIGHT_AGENT_DIR``."""
+
+    @property
+    def task_source(self) -> str:
+        return self.scenario.name
+
+
+def execution_id(scenario: str, task: str, agent: str) -> str:
+    key = f"agent\x1f{scenario}\x1f{task}\x1f{agent}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def load_scenarios(ws: Workspace, config: ExecConfig, config_path: Path,
+                   doc: Document | None = None) -> list[LoadedScenario]:
+    """Every scenario the config names, checked; every problem at once.
+
+    Raises:
+        InputError: a scenario is missing or broken, or there are agents and no scenarios.
+    """
+    problems: list[Problem] = []
+    out = []
+    for i, name in enumerate(config.scenarios):
+        path = ws.resolve(name, relative_to=config_path.parent)
+        if not path.is_file():
+            problems.append(Problem(str(config_path), f"scenario {name!r} not found (looked in {ws.root})",
+                                    path=f"scenarios[{i}]", hint="check the path",
+                                    line=doc.line_of(("scenarios", i)) if doc else None))
+            continue
+        try:
+            scenario = load_scenario(path)
+        except InputError as e:
+            problems += e.problems
+            continue
+        out.append(LoadedScenario(path, scenario, hashlib.sha256(path.read_bytes()).hexdigest()))
+    if config.agents and not config.scenarios:
+        problems.append(Problem(str(config_path), "agents are listed but no scenarios", path="agents",
+                                hint="add 'scenarios: [scenarios/x.yaml]'",
+                                line=doc.line_of(("agents",)) if doc else None))
+    if config.scenarios and not config.agents:
+        problems.append(Problem(str(config_path), "scenarios are listed but no agents", path="scenarios",
+                                hint="add 'agents:' with a command or the built-in agent", severity="warning",
+                                line=doc.line_of(("scenarios",)) if doc else None))
+    names = [s.name for s in out]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(Problem(str(config_path), f"two scenarios are named {dup!r}", path="scenarios"))
+    if [p for p in problems if p.severity == "error"]:
+        raise InputError(problems)
+    return out
+
+
+def agent_units(ws: Workspace, config: ExecConfig, config_path: Path,
+                scenarios: Sequence[LoadedScenario]) -> list[AgentUnit]:
+    """Every task of every scenario for every agent.
+
+    Raises:
+        InputError: a file an agent names is missing.
+    """
+    problems, own = [], {}
+    for i, agent in enumerate(config.agents):
+        files = []
+        for j, name in enumerate(agent.files):
+            path = ws.resolve(name, relative_to=config_path.parent)
+            if not path.is_file():
+                problems.append(Problem(str(config_path), f"agent file {name!r} not found (looked in {ws.root})",
+                                        path=f"agents[{i}].files[{j}]"))
+                continue
+            files.append((path.name, path.read_bytes()))
+        own[agent.name] = tuple(files)
+    if problems:
+        raise InputError(problems)
+    return [AgentUnit(execution_id(s.name, t.name, a.name), s, t, a, own[a.name])
+            for s in scenarios for t in s.scenario.tasks for a in config.agents]
+
+
+def frozen_scorers(scenarios: Sequence[LoadedScenario]) -> dict[str, Any]:
+    """Each scenario's scorers as the run starts (``run.yaml``: ``scenarios``)."""
+    return {s.name: {"path": str(s.path), "sha256": s.sha256,
+                     "scorers": [x.model_dump(mode="json", exclude_none=True) for x in s.scenario.scorers]}
+            for s in scenarios}
+
+
+def thaw(scenarios: Sequence[LoadedScenario], frozen: dict[str, Any]) -> list[LoadedScenario]:
+    """The scenarios of a resumed run, graded by the scorers frozen when it started (an edit of
+    the scenario since does not change how the run is graded)."""
+    adapter: TypeAdapter[list[ScorerSpec]] = TypeAdapter(list[ScorerSpec])
+    out = []
+    for s in scenarios:
+        kept = frozen.get(s.name)
+        if kept is not None:
+            scorers = adapter.validate_python(kept["scorers"])
+            s = LoadedScenario(s.path, s.scenario.model_copy(update={"scorers": scorers}), s.sha256)
+        out.append(s)
+    return out

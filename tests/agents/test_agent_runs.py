@@ -1,0 +1,150 @@
+"""Coding agents through `benchwright run`: the example scenario's repository, changed by real
+agent processes in the sandbox, graded by every scorer, with the three gates in the records and
+the report; the scorers frozen into run.yaml; an agent that never stops."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchwright.agents.plan import LoadedScenario, thaw
+from benchwright.agents.scenario import load_scenario
+from tests.conftest import Runner, only_run, read_jsonl
+
+
+def _by(records: list[dict[str, Any]], agent: str) -> dict[str, dict[str, Any]]:
+    return {r["criterion"]: r for r in records if r["model"] == agent}
+
+
+@pytest.mark.slow
+def test_the_example_agents_are_graded_and_the_cheaters_caught(workspace: Path, bw: Runner) -> None:
+    proc = bw("run", "configs/agents.yaml", cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    run = only_run(workspace)
+    records = read_jsonl(run / "records.jsonl")
+    honest, edits, skips = _by(records, "honest"), _by(records, "edits-the-test"), _by(records, "adds-a-skip")
+    for agent in (honest, edits, skips):
+        for gate in ("objective", "judge", "run-badge"):
+            assert gate in agent
+        assert agent["run-badge"]["verdict"] == "pass"  # every one finished on its own
+        assert agent["run-badge"]["language"] == "agent"
+    # the honest fix passes every required check, hidden tests included
+    assert honest["objective"]["verdict"] == "pass" and honest["objective"]["score"] == 1.0
+    assert honest["tests"]["verdict"] == "pass"
+    assert honest["no_new_skips"]["verdict"] == "n/a"  # no test file changed
+    # deleting the failing test: the graded file was edited, and the hidden tests still fail
+    assert edits["tests_unmodified"]["verdict"] == "fail"
+    assert edits["tests"]["verdict"] == "fail"
+    assert edits["assertions_not_weakened"]["verdict"] == "fail"
+    assert edits["assertions_not_weakened"]["required"] is False  # advisory
+    assert edits["objective"]["verdict"] == "fail"
+    # skipping it: the skip is seen (advisory), the edit is caught (required)
+    assert skips["no_new_skips"]["verdict"] == "fail" and skips["no_new_skips"]["required"] is False
+    assert skips["tests_unmodified"]["verdict"] == "fail"
+    assert skips["objective"]["verdict"] == "fail"
+    assert {r["outcome"] for r in records if r["model"] == "honest"} == {"pass"}
+    assert {r["outcome"] for r in records if r["model"] != "honest"} == {"fail"}
+    # the diff, trajectory and responses are files of the run, named by the records
+    files = honest["run-badge"]["details"]["files"]
+    diff = (run / files["diff"]).read_text()
+    assert "+    if not words:" in diff and "src/parser.py" in diff
+    assert ".benchwright-agent" not in diff  # the agent's own folder is not part of its change
+    assert "edit_file" in (run / files["trajectory"]).read_text()
+    assert "returns []" in (run / files["responses"]).read_text()
+    # the scorers as they were when the run started
+    manifest = yaml.safe_load((run / "run.yaml").read_text())
+    frozen = manifest["scenarios"]["parser-fixes"]["scorers"]
+    assert [s.get("name", s["type"]) for s in frozen][:2] == ["tests", "allowed_paths"]
+    proc = bw("report", run.name, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert "Coding agents: the three gates" in proc.stdout
+    for agent in ("honest", "edits-the-test", "adds-a-skip"):
+        assert agent in proc.stdout
+
+
+def test_a_run_is_graded_by_the_scorers_frozen_when_it_started(workspace: Path) -> None:
+    path = workspace / "scenarios" / "parser-fixes.yaml"
+    scenario = load_scenario(path)
+    frozen = {"parser-fixes": {"scorers": [{"type": "max_files_changed", "limit": 1}]}}
+    (thawed,) = thaw([LoadedScenario(path, scenario, "x")], frozen)
+    assert [s.type for s in thawed.scenario.scorers] == ["max_files_changed"]
+    assert thawed.scenario.tasks == scenario.tasks
+
+
+@pytest.mark.slow
+def test_an_agent_that_never_stops_is_killed_and_still_graded(workspace: Path, bw: Runner) -> None:
+    config = workspace / "configs" / "stuck.yaml"
+    config.write_text(
+        "version: 1\nscenarios: [scenarios/parser-fixes.yaml]\nagents:\n"
+        "  - name: stuck\n    command: \"echo 'x = 1' > src/extra.py; sleep 600\"\n    timeout_s: 2\n"
+        "    network: false\n")
+    proc = bw("run", config, "--run-id", "stuck", cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    records = _by(read_jsonl(workspace / "results" / "stuck" / "records.jsonl"), "stuck")
+    badge = records["run-badge"]
+    assert badge["verdict"] == "fail" and badge["details"]["timed_out"] is True
+    assert "time limit" in badge["output"]
+    # the scorers ran on what it left
+    assert records["tests"]["verdict"] == "fail"
+    assert records["file_exists"]["verdict"] == "pass"
+    assert "src/extra.py" in badge["details"]["change"]["paths"]
+    assert {r["outcome"] for r in records.values()} == {"error"}
+
+
+def test_scenario_field_rules_are_config_errors(workspace: Path, bw: Runner) -> None:
+    bad = workspace / "scenarios" / "bad.yaml"
+    bad.write_text(
+        "version: 1\nname: bad\nworkspace: {repo: parser-repo}\nscorers:\n"
+        "  - {type: command, command: 'true', timeout_s: 0}\n"
+        "  - {type: max_files_changed, limit: -1}\n"
+        "  - {type: allowed_paths, patterns: []}\n"
+        "  - {type: file_exists, path: ../outside}\n"
+        "  - {type: tests_unmodified, paths: []}\n"
+        "tasks:\n  - {name: t, prompt: p}\n")
+    proc = bw("validate", bad, cwd=workspace)
+    assert proc.returncode == 2
+    text = proc.stdout + proc.stderr
+    for where in ("scorers[0]", "scorers[1]", "scorers[2]", "scorers[3]", "scorers[4]"):
+        assert where in text, text
+    assert "bad.yaml:5" in text  # the line of the first offending scorer
+
+
+@pytest.mark.slow
+def test_the_judge_gate_and_its_disagreement_with_the_checks(workspace: Path, bw: Runner) -> None:
+    from benchwright.testing import OpenAIServer, Reply
+
+    key = "sk-bw-agent-judge-77aa"
+    verdict = ("```yaml\ntask_completion: 5\ninstruction_adherence: 4\nefficiency: 5\nverdict: PASS\n"
+               "reasoning: the tests pass\nfact_check:\n  - {claim: tests pass, supported: true, evidence: scorers}\n```")
+    with OpenAIServer(answer=lambda body: Reply.answer(verdict, usage=(900, 60)), expected_key=key) as srv:
+        settings = workspace / "benchwright.yaml"
+        settings.write_text(settings.read_text().replace(
+            "providers:\n", f"providers:\n  judgehost:\n    type: openai-compatible\n    base_url: {srv.base_url}\n"
+                            "    api_key_env: BW_JUDGE_KEY\n", 1))
+        config = workspace / "configs" / "agents.yaml"
+        config.write_text(config.read_text() + "llm-judge: judgehost/judge-1\n")
+        proc = bw("run", config, "--run-id", "judged", cwd=workspace, env={"BW_JUDGE_KEY": key})
+        assert proc.returncode == 0, proc.stderr
+        asked = [r.json["messages"][-1]["content"] for r in srv.requests if r.json]
+    assert len(asked) == 3  # one verdict per agent run
+    cheater = next(a for a in asked if "edits-the-test" in a or "deletes" in a or "test_empty" in a)
+    assert "tests_unmodified" in cheater  # the scorer table is evidence
+    assert "special-case" in cheater  # the llm_judge rubric note
+    run = workspace / "results" / "judged"
+    records = read_jsonl(run / "records.jsonl")
+    for agent in ("honest", "edits-the-test", "adds-a-skip"):
+        gates = _by(records, agent)
+        assert gates["judge"]["verdict"] == "pass"
+        assert gates["judge"]["details"]["model"] == "judgehost/judge-1"
+        assert gates["judge"]["details"]["cost_usd"] is None or gates["judge"]["details"]["cost_usd"] >= 0
+    assert _by(records, "honest")["judge"]["details"]["disagree"] is False
+    assert _by(records, "edits-the-test")["objective"]["details"]["disagree"] is True
+    summary = yaml.safe_load((run / "summary.yaml").read_text())
+    rows = {row["agent"]: row for row in summary["agents"]}
+    assert rows["edits-the-test"]["disagree"] is True and rows["honest"]["disagree"] is False
+    proc = bw("report", "judged", cwd=workspace)
+    assert "≠ gates disagree" in proc.stdout
+    assert key not in (run / "records.jsonl").read_text()
