@@ -4,6 +4,7 @@ the report; the scorers frozen into run.yaml; an agent that never stops."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +212,55 @@ def test_a_resumed_run_finishes_the_agents_with_the_scorers_it_started_with(work
     assert honest["max_files_changed"]["verdict"] == "pass"  # graded with limit 3, as frozen
     assert honest["objective"]["verdict"] == "pass"
     assert len([r for r in records if r["model"] == "honest" and r["criterion"] == "objective"]) == 1
+
+
+@pytest.mark.slow
+def test_the_builtin_agent_completes_the_example_scenario(workspace: Path, bw: Runner) -> None:
+    """A scripted model on a loopback OpenAI-compatible server drives the built-in agent with
+    tool calls in the wire format: it reads, edits, runs the tests and finishes."""
+    from benchwright.testing import OpenAIServer, Reply
+
+    old = "    words = line.split()\n    command = words[0]\n"
+    new = "    words = line.split()\n    if not words:\n        return []\n    command = words[0]\n"
+    script = [
+        Reply.tool_calls([("call_1", "read_file", {"path": "src/parser.py"})], usage=(300, 20)),
+        Reply.tool_calls([("call_2", "edit_file", {"path": "src/parser.py", "old": old, "new": new})],
+                         usage=(400, 40)),
+        Reply.tool_calls([("call_3", "shell", {"command": "python3 -m unittest discover -s tests -t . -q"})],
+                         usage=(500, 20)),
+        Reply.tool_calls([("call_4", "finish", {"response": "parse('') now returns []; the tests pass."})],
+                         usage=(600, 20)),
+    ]
+    bodies: list[dict[str, Any]] = []
+
+    def answer(body: dict[str, Any]) -> Reply:
+        bodies.append(body)
+        return script[len(bodies) - 1]
+
+    key = "sk-bw-builtin-5e5e"
+    with OpenAIServer(answer=answer, expected_key=key) as srv:
+        settings = workspace / "benchwright.yaml"
+        settings.write_text(settings.read_text().replace(
+            "providers:\n", f"providers:\n  local:\n    type: openai-compatible\n    base_url: {srv.base_url}\n"
+                            "    api_key_env: BW_LOCAL_KEY\n", 1))
+        config = workspace / "configs" / "builtin.yaml"
+        config.write_text("version: 1\nscenarios: [scenarios/parser-fixes.yaml]\nagents:\n"
+                          "  - {name: builtin-scripted, builtin: true, model: local/coder-1, max_steps: 10}\n")
+        proc = bw("run", config, "--run-id", "b", cwd=workspace, env={"BW_LOCAL_KEY": key})
+        assert proc.returncode == 0, proc.stderr
+    assert len(bodies) == 4
+    assert bodies[0]["tools"] and {t["function"]["name"] for t in bodies[0]["tools"]} >= {
+        "shell", "read_file", "write_file", "edit_file", "finish"}
+    tool_turns = [m for m in bodies[3]["messages"] if m.get("role") == "tool"]
+    assert [m["tool_call_id"] for m in tool_turns] == ["call_1", "call_2", "call_3"]
+    assert "exit code: 0" in tool_turns[2]["content"]  # the visible tests pass after the edit
+    records = _by(read_jsonl(workspace / "results" / "b" / "records.jsonl"), "builtin-scripted")
+    assert records["objective"]["verdict"] == "pass"  # the hidden tests pass too
+    assert records["tests"]["verdict"] == "pass"
+    assert records["run-badge"]["verdict"] == "pass"
+    details = records["run-badge"]["details"]
+    assert details["steps"] == 4 and details["tokens_in"] == 1800
+    assert details["change"]["paths"] == ["src/parser.py"]
+    trajectory = (workspace / "results" / "b" / details["files"]["trajectory"]).read_text()
+    assert [json.loads(line)["tool"] for line in trajectory.splitlines()] == [
+        "read_file", "edit_file", "shell", "finish"]

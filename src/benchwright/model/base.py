@@ -27,8 +27,12 @@ class GenerationRequest:
     model: str
     """The model name inside its provider (``openai/gpt-4o`` -> ``gpt-4o``)."""
     mode: Literal["instruct", "complete"]
-    messages: list[dict[str, str]]
-    """Chat messages (instruct mode)."""
+    messages: list[dict[str, Any]]
+    """Chat messages (instruct mode), in the OpenAI shape: ``{"role", "content"}``; a tool-using
+    conversation also has assistant turns with ``tool_calls`` (``[{"id", "type": "function",
+    "function": {"name", "arguments"}}]``, ``content`` may be ``None``) and ``{"role": "tool",
+    "tool_call_id", "content"}`` turns with each call's result. Providers that do not support
+    tools (:attr:`Provider.supports_tools`) only get ``role``/``content`` string messages."""
     prompt: str
     """The text to continue (complete mode) or the user prompt (instruct mode)."""
     language: str
@@ -39,6 +43,21 @@ class GenerationRequest:
     """The task's golden solution; only the ``reference`` provider reads it."""
     task: str = ""
     """``task_source/task`` (the ``replay`` provider finds answers by it)."""
+    tools: list[dict[str, Any]] | None = None
+    """Tools the model may call, as OpenAI function tools: ``{"type": "function", "function":
+    {"name", "description", "parameters": JSON schema}}``; ``None``: no tools (nothing sent)."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call in an answer."""
+
+    id: str
+    """The call's id, quoted back in the tool result (``tool_call_id`` / ``tool_use_id``)."""
+    name: str
+    arguments: str
+    """The arguments as the model wrote them: JSON text (not checked: a model may write
+    invalid JSON, and the caller says so to it)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +70,8 @@ class Answer:
     cost_usd: float | None = None
     model: str | None = None
     """The model name the service says answered (it may differ from the one asked for)."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tools the model asked to call (only when the request offered ``tools``)."""
 
 
 class ProviderError(InfraError):
@@ -71,6 +92,9 @@ class Provider(abc.ABC):
 
     cacheable: bool = True
     """Whether answers may be stored in and served from the generation cache."""
+    supports_tools: bool = False
+    """Whether it sends :attr:`GenerationRequest.tools` and tool-call turns to the model and
+    returns :attr:`Answer.tool_calls` (what the built-in agent needs)."""
 
     def __init__(self, name: str, settings: ProviderSettings) -> None:
         self.name = name

@@ -18,12 +18,14 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from benchwright.errors import InfraError, UserError
+from benchwright.model.base import ToolCall
 
 if TYPE_CHECKING:
     from benchwright.model.base import GenerationRequest
@@ -46,12 +48,13 @@ CREATE TABLE IF NOT EXISTS generations (
     cost_usd REAL,
     answer_model TEXT,
     latency_ms REAL,
-    created TEXT NOT NULL
+    created TEXT NOT NULL,
+    tool_calls TEXT
 );
 CREATE INDEX IF NOT EXISTS generations_provider_model ON generations (provider, model);
 """
 _COLUMNS = ("text, tokens_in, tokens_out, tokens_estimated, finish_reason, cost_usd, "
-            "answer_model, latency_ms, created")
+            "answer_model, latency_ms, created, tool_calls")
 
 
 def cache_key(provider: str, provider_type: str, base_url: str | None, request: GenerationRequest) -> str:
@@ -59,6 +62,8 @@ def cache_key(provider: str, provider_type: str, base_url: str | None, request: 
 
     It covers what reaches the model (model, mode, messages, prompt, parameters) and the sample
     index; not the golden solution, the task name or the language, which are never sent.
+    The tools offered are part of it when there are any (a request without tools keeps the key
+    it had before tools existed).
     """
     material = {
         "v": KEY_VERSION,
@@ -72,6 +77,8 @@ def cache_key(provider: str, provider_type: str, base_url: str | None, request: 
         "params": request.params,
         "sample": request.sample,
     }
+    if request.tools is not None:
+        material["tools"] = request.tools
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -99,6 +106,27 @@ class CachedAnswer:
     """How long the original generation took: the time a cache hit saves."""
     created: str = field(default_factory=now_iso)
     """When the answer was generated (ISO 8601, UTC)."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tool calls of the answer (stored as a JSON list; NULL when there are none)."""
+
+
+def _dump_calls(calls: tuple[ToolCall, ...]) -> str | None:
+    if not calls:
+        return None
+    return json.dumps([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+                      ensure_ascii=False)
+
+
+def _load_calls(raw: object) -> tuple[ToolCall, ...] | None:
+    """The stored tool calls; None when they cannot be read (the entry is then a miss)."""
+    if raw is None or raw == "":
+        return ()
+    try:
+        items = json.loads(str(raw))
+        return tuple(ToolCall(id=str(i["id"]), name=str(i["name"]), arguments=str(i["arguments"]))
+                     for i in items)
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -148,6 +176,10 @@ def _size_on_disk(path: Path) -> int:
     return total
 
 
+WAL_WAIT_S = 10.0
+"""How long opening the cache waits for another process that is creating it."""
+
+
 class GenerationCache:
     """The cache file at ``path``; safe to share between threads and processes.
 
@@ -169,10 +201,37 @@ class GenerationCache:
             raise UserError(f"cannot create the folder of the generation cache {self.path}: {e}") from None
         with self._guard():
             conn = self._conn()
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            mode = self._wal(conn)
             if mode is None or str(mode[0]).lower() != "wal":
                 raise sqlite3.OperationalError(f"cannot switch to WAL journal (got {mode!r})")
             conn.executescript(_SCHEMA)
+            self._upgrade(conn)
+
+    @staticmethod
+    def _wal(conn: sqlite3.Connection) -> Any:
+        """Switch to the WAL journal. Two processes creating the file at once both need an
+        exclusive lock for it, and SQLite does not wait for that one (its busy timeout does not
+        apply): try again for a while."""
+        deadline = time.monotonic() + WAL_WAIT_S
+        while True:
+            try:
+                return conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e).lower() or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
+    @staticmethod
+    def _upgrade(conn: sqlite3.Connection) -> None:
+        """Add the columns a file made by an older version lacks (another process may be
+        doing the same at the same moment)."""
+        have = {row[1] for row in conn.execute("PRAGMA table_info(generations)")}
+        if "tool_calls" not in have:
+            try:
+                conn.execute("ALTER TABLE generations ADD COLUMN tool_calls TEXT")
+            except sqlite3.OperationalError as e:
+                if "duplicate column" not in str(e).lower():
+                    raise
 
     # connections ---------------------------------------------------------------------------
 
@@ -222,11 +281,13 @@ class GenerationCache:
         with self._guard():
             row = self._conn().execute(
                 f"SELECT {_COLUMNS} FROM generations WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        calls = _load_calls(row[9]) if row is not None else None
+        if row is None or calls is None:
             return None
         return CachedAnswer(
             text=row[0], tokens_in=row[1], tokens_out=row[2], tokens_estimated=bool(row[3]),
             finish_reason=row[4], cost_usd=row[5], model=row[6], latency_ms=row[7], created=row[8],
+            tool_calls=calls,
         )
 
     def put(self, key: str, provider: str, model: str, entry: CachedAnswer) -> None:
@@ -235,10 +296,10 @@ class GenerationCache:
         with self._guard():
             self._conn().execute(
                 f"INSERT OR REPLACE INTO generations (key, provider, model, {_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (key, provider, model, entry.text, entry.tokens_in, entry.tokens_out,
                  int(entry.tokens_estimated), entry.finish_reason, entry.cost_usd, entry.model,
-                 entry.latency_ms, entry.created),
+                 entry.latency_ms, entry.created, _dump_calls(entry.tool_calls)),
             )
 
     def stats(self) -> CacheStats:

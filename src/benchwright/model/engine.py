@@ -14,8 +14,8 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, fields, replace
-from typing import Literal
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
 
 from benchwright.config.settings import Settings
 from benchwright.model import prices, tokens
@@ -83,9 +83,10 @@ class GenerationEngine:
                                replay_ms=(time.perf_counter() - start) * 1000)
         outcome = await self._attempts(name, request)
         if outcome.answer is not None and key is not None and self.cache is not None:
-            a = outcome.answer
+            a = outcome.answer  # not asdict(): it would turn the ToolCalls into dicts
             self.cache.put(key, name, request.model,
-                           CachedAnswer(**asdict(a), latency_ms=outcome.latency_ms or 0.0))
+                           CachedAnswer(**{f.name: getattr(a, f.name) for f in fields(Answer)},
+                                        latency_ms=outcome.latency_ms or 0.0))
         return outcome
 
     async def _attempts(self, name: str, request: GenerationRequest) -> Outcome:
@@ -140,11 +141,12 @@ class GenerationEngine:
         estimator = None
         tin, tout, estimated = answer.tokens_in, answer.tokens_out, answer.tokens_estimated
         if tin is None:
-            sent = "\n".join(m["content"] for m in request.messages) or request.prompt
+            sent = "\n".join(_message_text(m) for m in request.messages) or request.prompt
             tin, estimator = tokens.estimate(sent, request.model)
             estimated = True
         if tout is None:
-            tout, estimator = tokens.estimate(answer.text, request.model)
+            said = "\n".join([answer.text, *(f"{c.name}({c.arguments})" for c in answer.tool_calls)])
+            tout, estimator = tokens.estimate(said, request.model)
             estimated = True
         cost = answer.cost_usd
         if cost is None:
@@ -156,3 +158,13 @@ class GenerationEngine:
     async def aclose(self) -> None:
         for provider in self.providers.values():
             await provider.aclose()
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    """What a chat message says, for estimating tokens (a tool-call turn: its calls)."""
+    content = message.get("content")
+    parts = [content if isinstance(content, str) else "" if content is None else str(content)]
+    for call in message.get("tool_calls") or ():
+        function = (call.get("function") if isinstance(call, dict) else None) or {}
+        parts.append(f"{function.get('name', '')}({function.get('arguments', '')})")
+    return "\n".join(p for p in parts if p)

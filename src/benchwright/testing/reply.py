@@ -7,11 +7,16 @@ See :mod:`benchwright.testing.servers` for the servers that use them.
 from __future__ import annotations
 
 import http
-from collections.abc import Awaitable, Callable, Mapping
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["AnswerFn", "RecordedRequest", "Reply", "ReplyKind", "http_reason"]
+__all__ = ["AnswerFn", "RecordedRequest", "Reply", "ReplyKind", "ScriptedCall", "http_reason"]
+
+ScriptedCall = tuple[str, Mapping[str, Any] | str] | tuple[str, str, Mapping[str, Any] | str]
+"""A tool call for :meth:`Reply.tool_calls`: ``(name, arguments)`` or ``(id, name, arguments)``;
+the arguments an object (sent as JSON text) or the exact text to send (invalid JSON too)."""
 
 ReplyKind = Literal["answer", "error", "raw", "drop"]
 
@@ -22,7 +27,8 @@ class Reply:
 
     Build one with the class methods; ``Reply()`` is a normal answer ``"ok"``.
 
-    * ``answer``: a normal 200 answer in the server's wire format.
+    * ``answer``: a normal 200 answer in the server's wire format, with tool calls when
+      ``calls`` has any (:meth:`tool_calls`).
     * ``error``: an HTTP error with the service's error body (``{"error": {...}}``).
     * ``raw``: exactly ``body`` with ``status`` and ``content_type`` (malformed JSON and such).
     * ``drop``: the connection is closed without any response (after ``delay_s``).
@@ -51,6 +57,11 @@ class Reply:
     """The body sent verbatim (``raw``)."""
     content_type: str = "application/json"
     delay_s: float = 0.0
+    calls: tuple[tuple[str, str, str], ...] = ()
+    """Tool calls of the answer: ``(id, name, arguments JSON text)``; an empty id is given one
+    by the server (``call_N``). OpenAI: ``message.tool_calls``; Anthropic: ``tool_use`` blocks,
+    an id's ``call_`` prefix becoming ``toolu_`` (the arguments parsed: they must then be a JSON
+    object)."""
 
     @classmethod
     def answer(cls, text: str = "ok", *, finish_reason: str | None = None,
@@ -59,6 +70,26 @@ class Reply:
         """A normal answer."""
         return cls("answer", text=text, finish_reason=finish_reason, usage=usage, model=model,
                    delay_s=delay_s, headers=dict(headers or {}))
+
+    @classmethod
+    def tool_calls(cls, calls: Sequence[ScriptedCall], *, text: str = "",
+                   finish_reason: str | None = None,
+                   usage: tuple[int, int] | Literal["auto"] | None = "auto",
+                   model: str | None = None, delay_s: float = 0.0,
+                   headers: Mapping[str, str] | None = None) -> Reply:
+        """An answer calling tools, e.g. ``Reply.tool_calls([("shell", {"command": "ls"})])``
+        or with ids ``[("call_1", "read_file", {"path": "a.py"})]``. The finish reason is
+        ``tool_calls`` (OpenAI) or ``tool_use`` (Anthropic) unless given."""
+        made: list[tuple[str, str, str]] = []
+        for call in calls:
+            if len(call) == 3:
+                call_id, name, args = call
+            else:
+                call_id, (name, args) = "", call
+            made.append((str(call_id), str(name),
+                         args if isinstance(args, str) else json.dumps(dict(args))))
+        return cls("answer", text=text, finish_reason=finish_reason, usage=usage, model=model,
+                   delay_s=delay_s, headers=dict(headers or {}), calls=tuple(made))
 
     @classmethod
     def error(cls, status: int, message: str = "", *, headers: Mapping[str, str] | None = None,

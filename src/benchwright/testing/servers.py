@@ -9,6 +9,13 @@ the test's thread). The HTTP/1.1 implementation (:mod:`benchwright.testing.https
 asyncio streams and the standard library only: keep-alive connections, ``Content-Length``
 bodies (no chunked uploads), JSON responses, no streaming.
 
+A scripted answer may call tools (``Reply.tool_calls([("shell", {"command": "ls"})])``), sent in
+the service's wire format (OpenAI ``message.tool_calls``, Anthropic ``tool_use`` blocks). As the
+real services do, a request whose tool results do not match the tool calls before them is
+refused with 400 (OpenAI: every assistant ``tool_calls`` id answered by a ``tool`` message
+right after it; Anthropic: every ``tool_use`` id answered by a ``tool_result`` block in the
+next user message).
+
 What each generation request gets is decided by an *answer function*: it receives the parsed
 JSON body the client sent and returns a :class:`Reply` (or a plain string, the answer's text;
 both in :mod:`benchwright.testing.reply`)::
@@ -153,7 +160,8 @@ class FakeServer(HTTPServerBase):
             return _Response(reply.status, reply.body, dict(reply.headers), reply.content_type)
         usage = reply.usage
         if usage == "auto":
-            usage = (_words(_request_text(rec.json)), _words(reply.text))
+            said = " ".join([reply.text, *(f"{name} {args}" for _, name, args in reply.calls)])
+            usage = (_words(_request_text(rec.json)), _words(said))
         model = reply.model or str(rec.json.get("model", self.models[0]))
         data = self._answer_body(rec, reply, model, usage)
         return _Response(200, _json_bytes(data), dict(reply.headers))
@@ -172,6 +180,9 @@ class FakeServer(HTTPServerBase):
 
     def _next_id(self) -> int:
         return next(self._ids)
+
+    def _call_ids(self, reply: Reply) -> list[str]:
+        return [call_id or f"call_{self._next_id()}" for call_id, _, _ in reply.calls]
 
     # -- what a wire format decides ------------------------------------------------------------
 
@@ -197,6 +208,52 @@ class FakeServer(HTTPServerBase):
 
     def _error(self, reply: Reply) -> _Response:
         raise NotImplementedError
+
+
+def _openai_tool_turns(messages: list[Any]) -> str | None:
+    """What the real service says about tool results that do not answer the calls before them."""
+    pending: list[str] = []
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            return f"messages[{i}]: not an object"
+        role = msg.get("role")
+        if role == "tool":
+            call_id = msg.get("tool_call_id")
+            if call_id not in pending:
+                return (f"Invalid parameter: messages with role 'tool' must be a response to a "
+                        f"preceeding message with 'tool_calls' (messages[{i}], id {call_id!r})")
+            pending.remove(call_id)
+            continue
+        if pending:
+            return ("An assistant message with 'tool_calls' must be followed by tool messages "
+                    f"responding to each 'tool_call_id'. Missing: {', '.join(pending)}")
+        if role == "assistant":
+            pending = [str(c.get("id")) for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
+    if pending:
+        return ("An assistant message with 'tool_calls' must be followed by tool messages "
+                f"responding to each 'tool_call_id'. Missing: {', '.join(pending)}")
+    return None
+
+
+def _anthropic_tool_turns(messages: list[Any]) -> str | None:
+    """Every ``tool_use`` answered by a ``tool_result`` at the start of the next user message."""
+    for i, msg in enumerate(messages):
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if not isinstance(content, list) or msg.get("role") != "assistant":
+            continue
+        ids = [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if not ids:
+            continue
+        after = messages[i + 1] if i + 1 < len(messages) else None
+        blocks = after.get("content") if isinstance(after, dict) else None
+        answered = [b.get("tool_use_id") for b in blocks or []
+                    if isinstance(b, dict) and b.get("type") == "tool_result"] \
+            if isinstance(blocks, list) else []
+        missing = [x for x in ids if x not in answered]
+        if missing:
+            return (f"messages.{i + 1}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(map(str, missing))}")
+    return None
 
 
 _OPENAI_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error",
@@ -235,6 +292,10 @@ class OpenAIServer(FakeServer):
             return "'messages' is a required property"
         if rec.path == "/v1/completions" and "prompt" not in body:
             return "'prompt' is a required property"
+        if rec.path == "/v1/chat/completions":
+            if "tools" in body and not isinstance(body["tools"], list):
+                return "'tools' must be an array"
+            return _openai_tool_turns(body["messages"])
         return None
 
     def _models_body(self) -> dict[str, Any]:
@@ -245,13 +306,19 @@ class OpenAIServer(FakeServer):
     def _answer_body(self, rec: RecordedRequest, reply: Reply, model: str,
                      usage: tuple[int, int] | None) -> dict[str, Any]:
         n = self._next_id()
-        finish = reply.finish_reason or "stop"
+        finish = reply.finish_reason or ("tool_calls" if reply.calls else "stop")
         data: dict[str, Any]
         if rec.path == "/v1/chat/completions":
+            message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+            if reply.calls:
+                message["content"] = reply.text or None
+                message["tool_calls"] = [
+                    {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+                    for call_id, (_, name, args) in zip(self._call_ids(reply), reply.calls,
+                                                        strict=True)]
             data = {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
                     "model": model, "choices": [{
-                        "index": 0, "message": {"role": "assistant", "content": reply.text},
-                        "logprobs": None, "finish_reason": finish}]}
+                        "index": 0, "message": message, "logprobs": None, "finish_reason": finish}]}
         else:
             data = {"id": f"cmpl-{n}", "object": "text_completion", "created": int(time.time()),
                     "model": model, "choices": [{
@@ -306,7 +373,7 @@ class AnthropicServer(FakeServer):
             return "messages: at least one message is required"
         if body.get("stream"):
             return "streaming is not supported by this fake server"
-        return None
+        return _anthropic_tool_turns(body["messages"])
 
     async def _respond(self, rec: RecordedRequest) -> _Response | None:
         if rec.method == "GET" and "anthropic-version" not in rec.headers and self._route(rec.path):
@@ -322,10 +389,17 @@ class AnthropicServer(FakeServer):
 
     def _answer_body(self, rec: RecordedRequest, reply: Reply, model: str,
                      usage: tuple[int, int] | None) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if reply.text or not reply.calls:
+            content.append({"type": "text", "text": reply.text})
+        for call_id, (_, name, args) in zip(self._call_ids(reply), reply.calls, strict=True):
+            content.append({"type": "tool_use", "id": call_id.replace("call_", "toolu_", 1),
+                            "name": name, "input": json.loads(args)})
         data: dict[str, Any] = {
             "id": f"msg_{self._next_id():08d}", "type": "message", "role": "assistant",
-            "model": model, "content": [{"type": "text", "text": reply.text}],
-            "stop_reason": reply.finish_reason or "end_turn", "stop_sequence": None,
+            "model": model, "content": content,
+            "stop_reason": reply.finish_reason or ("tool_use" if reply.calls else "end_turn"),
+            "stop_sequence": None,
         }
         if usage is not None:
             data["usage"] = {"input_tokens": usage[0], "output_tokens": usage[1]}
