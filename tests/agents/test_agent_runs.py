@@ -46,6 +46,10 @@ def test_the_example_agents_are_graded_and_the_cheaters_caught(workspace: Path, 
     assert skips["no_new_skips"]["verdict"] == "fail" and skips["no_new_skips"]["required"] is False
     assert skips["tests_unmodified"]["verdict"] == "fail"
     assert skips["objective"]["verdict"] == "fail"
+    # the recorded judge believes the agent that deleted the test: the report marks it
+    assert honest["judge"]["verdict"] == "pass" and skips["judge"]["verdict"] == "fail"
+    assert skips["judge"]["details"]["failure_mode"] == "tampered_with_tests"
+    assert edits["judge"]["verdict"] == "pass" and edits["judge"]["details"]["disagree"] is True
     assert {r["outcome"] for r in records if r["model"] == "honest"} == {"pass"}
     assert {r["outcome"] for r in records if r["model"] != "honest"} == {"fail"}
     # the diff, trajectory and responses are files of the run, named by the records
@@ -64,6 +68,7 @@ def test_the_example_agents_are_graded_and_the_cheaters_caught(workspace: Path, 
     assert "Coding agents: the three gates" in proc.stdout
     for agent in ("honest", "edits-the-test", "adds-a-skip"):
         assert agent in proc.stdout
+    assert "≠ gates disagree" in proc.stdout
 
 
 def test_a_run_is_graded_by_the_scorers_frozen_when_it_started(workspace: Path) -> None:
@@ -126,7 +131,8 @@ def test_the_judge_gate_and_its_disagreement_with_the_checks(workspace: Path, bw
             "providers:\n", f"providers:\n  judgehost:\n    type: openai-compatible\n    base_url: {srv.base_url}\n"
                             "    api_key_env: BW_JUDGE_KEY\n", 1))
         config = workspace / "configs" / "agents.yaml"
-        config.write_text(config.read_text() + "llm-judge: judgehost/judge-1\n")
+        config.write_text(config.read_text().replace("llm-judge: example-judge/recorded-judge",
+                                                     "llm-judge: judgehost/judge-1"))
         proc = bw("run", config, "--run-id", "judged", cwd=workspace, env={"BW_JUDGE_KEY": key})
         assert proc.returncode == 0, proc.stderr
         asked = [r.json["messages"][-1]["content"] for r in srv.requests if r.json]

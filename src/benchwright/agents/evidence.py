@@ -27,6 +27,9 @@ class Evidence:
     scenario: str
     task: str
     turns: tuple[str, ...]
+    agent: str = ""
+    """The agent's name: part of the judge request's task (``scenario/task/agent``), so each
+    agent's run is its own question (for the cache and for recorded verdicts)."""
     """What the agent was asked: one prompt, or every turn of a session."""
     expected_outcome: Literal["completion", "refusal"] = "completion"
     responses: tuple[str, ...] = ()

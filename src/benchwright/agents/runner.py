@@ -190,7 +190,7 @@ def run_badge(outcome: AgentOutcome) -> str:
 
 
 def evidence(scenario: Scenario, task: AgentTask, outcome: AgentOutcome, change: Change | None,
-             scorers: list[ScorerOutcome]) -> Evidence:
+             scorers: list[ScorerOutcome], agent: str = "") -> Evidence:
     rows = tuple(ScorerRow(s.spec.label, str(getattr(s.spec, "type", "?")), s.verdict,  # type: ignore[arg-type]
                            s.result.score if s.result else 0.0, s.spec.is_required(),
                            s.result.output if s.result else (s.error or ""))
@@ -199,7 +199,7 @@ def evidence(scenario: Scenario, task: AgentTask, outcome: AgentOutcome, change:
                   for s in scenario.scorers if isinstance(s, LlmJudgeNote))
     primary = next((s for s in scorers if isinstance(s.spec, CommandScorer)), None)
     return Evidence(
-        scenario=scenario.name, task=task.name, turns=tuple(task.messages()),
+        scenario=scenario.name, task=task.name, turns=tuple(task.messages()), agent=agent,
         expected_outcome=task.expected_outcome, responses=tuple(outcome.responses),
         trajectory=tuple(outcome.trajectory), diff=change.patch if change is not None else None,
         primary_command=primary.spec.command if primary and isinstance(primary.spec, CommandScorer) else None,

@@ -46,7 +46,8 @@ def _judging(judge: Judge | None) -> Callable[[AgentUnit, object], dict[str, obj
 
     def grade(unit: AgentUnit, result: object) -> dict[str, object] | None:
         assert isinstance(result, AgentRunResult)
-        shown = evidence(unit.scenario.scenario, unit.task, result.outcome, result.change, result.scorers)
+        shown = evidence(unit.scenario.scenario, unit.task, result.outcome, result.change, result.scorers,
+                         unit.agent.name)
         outcome = judge_run(judge, shown, unit.scenario.scenario.judge_repeats)
         return outcome.to_dict()
     return grade

@@ -782,7 +782,8 @@ def _asking(evidence: Evidence, repeats: int) -> tuple[str, dict[str, Any], list
     params = dict(VERDICT_PARAMS)
     if repeats > 1:
         params["temperature"] = REPEAT_TEMPERATURE
-    common = {"language": "agent", "task": f"{evidence.scenario}/{evidence.task}", "params": params}
+    task = "/".join(part for part in (evidence.scenario, evidence.task, evidence.agent) if part)
+    common = {"language": "agent", "task": task, "params": params}
     return prompt, common, [{"sample": i} for i in range(repeats)]
 
 
