@@ -16,6 +16,14 @@ from benchwright.agents.scenario import load_scenario
 from tests.conftest import Runner, only_run, read_jsonl
 
 
+def _provider(workspace: Path, name: str, base_url: str, key_env: str) -> None:
+    """Add an openai-compatible provider on ``base_url`` to the workspace's settings."""
+    settings = workspace / "benchwright.yaml"
+    settings.write_text(settings.read_text().replace(
+        "providers:\n", f"providers:\n  {name}:\n    type: openai-compatible\n    base_url: {base_url}\n"
+                        f"    api_key_env: {key_env}\n", 1))
+
+
 def _by(records: list[dict[str, Any]], agent: str) -> dict[str, dict[str, Any]]:
     return {r["criterion"]: r for r in records if r["model"] == agent}
 
@@ -126,10 +134,7 @@ def test_the_judge_gate_and_its_disagreement_with_the_checks(workspace: Path, bw
     verdict = ("```yaml\ntask_completion: 5\ninstruction_adherence: 4\nefficiency: 5\nverdict: PASS\n"
                "reasoning: the tests pass\nfact_check:\n  - {claim: tests pass, supported: true, evidence: scorers}\n```")
     with OpenAIServer(answer=lambda body: Reply.answer(verdict, usage=(900, 60)), expected_key=key) as srv:
-        settings = workspace / "benchwright.yaml"
-        settings.write_text(settings.read_text().replace(
-            "providers:\n", f"providers:\n  judgehost:\n    type: openai-compatible\n    base_url: {srv.base_url}\n"
-                            "    api_key_env: BW_JUDGE_KEY\n", 1))
+        _provider(workspace, "judgehost", srv.base_url, "BW_JUDGE_KEY")
         config = workspace / "configs" / "agents.yaml"
         config.write_text(config.read_text().replace("llm-judge: example-judge/recorded-judge",
                                                      "llm-judge: judgehost/judge-1"))
@@ -175,10 +180,7 @@ def test_a_session_is_scored_once_at_the_end_and_a_ledger_task_by_the_judge_alon
     verdict = "verdict: PASS\ntask_completion: 5\ninstruction_adherence: 5\nefficiency: 5\nreasoning: it refused\n"
     key = "sk-bw-ledger-3c3c"
     with OpenAIServer(answer=lambda body: Reply.answer(verdict), expected_key=key) as srv:
-        settings = workspace / "benchwright.yaml"
-        settings.write_text(settings.read_text().replace(
-            "providers:\n", f"providers:\n  judgehost:\n    type: openai-compatible\n    base_url: {srv.base_url}\n"
-                            "    api_key_env: BW_JUDGE_KEY\n", 1))
+        _provider(workspace, "judgehost", srv.base_url, "BW_JUDGE_KEY")
         config = workspace / "configs" / "session.yaml"
         config.write_text("version: 1\nscenarios: [scenarios/session.yaml, scenarios/ledger.yaml]\n"
                           f"agents:\n  - name: echo\n    command: '{agent}'\n    network: false\n"
@@ -245,10 +247,7 @@ def test_the_builtin_agent_completes_the_example_scenario(workspace: Path, bw: R
 
     key = "sk-bw-builtin-5e5e"
     with OpenAIServer(answer=answer, expected_key=key) as srv:
-        settings = workspace / "benchwright.yaml"
-        settings.write_text(settings.read_text().replace(
-            "providers:\n", f"providers:\n  local:\n    type: openai-compatible\n    base_url: {srv.base_url}\n"
-                            "    api_key_env: BW_LOCAL_KEY\n", 1))
+        _provider(workspace, "local", srv.base_url, "BW_LOCAL_KEY")
         config = workspace / "configs" / "builtin.yaml"
         config.write_text("version: 1\nscenarios: [scenarios/parser-fixes.yaml]\nagents:\n"
                           "  - {name: builtin-scripted, builtin: true, model: local/coder-1, max_steps: 10}\n")

@@ -25,7 +25,6 @@ from benchwright.model.cache import CachedAnswer, GenerationCache
 from benchwright.model.engine import GenerationEngine
 from benchwright.registry import registry
 from benchwright.sandbox.base import Sandbox
-from benchwright.sandbox.select import availability
 from benchwright.testing import AnthropicServer, FakeServer, OpenAIServer, Reply
 
 BUGGY = '''def parse(line):
@@ -71,15 +70,6 @@ def repo() -> Iterator[Path]:
     (work / "test_csvline.py").write_text(TESTS)
     yield work
     shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    why = availability("bwrap")
-    if why is not None:
-        pytest.fail(f"the bwrap sandbox is not available here: {why}")
-    made: Sandbox = registry.create("sandbox", "bwrap")
-    return made
 
 
 def scripted(replies: Sequence[Reply]) -> Callable[[dict[str, Any]], Reply]:

@@ -23,7 +23,6 @@ from benchwright.agents.scorers import SCORERS
 from benchwright.agents.workspace import AgentWorkspace
 from benchwright.registry import registry
 from benchwright.sandbox.base import Sandbox, SandboxLimits
-from benchwright.sandbox.select import availability
 
 LIMITS = SandboxLimits(wall_s=30, memory_mb=0)
 SPEC = TypeAdapter(ScorerSpec)
@@ -35,15 +34,6 @@ SLACK_TOKEN = "xox" + "b-" + "123456789012-abcdefghij"
 SK_KEY = "sk" + "-ant-api03-" + "Zq8vW3nR6tY1uI4oP7aS"
 PASSWORD = "hunter2" + "-correct-horse"
 PRIVATE_KEY = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEowIBAAKCAQEA7x\n-----END RSA PRIVATE KEY-----"
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    why = availability("bwrap")
-    if why is not None:
-        pytest.fail(f"the bwrap sandbox is not available here: {why}")
-    made: Sandbox = registry.create("sandbox", "bwrap")
-    return made
 
 
 @pytest.fixture
