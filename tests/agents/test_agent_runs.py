@@ -90,21 +90,32 @@ def test_a_run_is_graded_by_the_scorers_frozen_when_it_started(workspace: Path) 
 
 @pytest.mark.slow
 def test_an_agent_that_never_stops_is_killed_and_still_graded(workspace: Path, bw: Runner) -> None:
-    config = workspace / "configs" / "stuck.yaml"
-    config.write_text(
-        "version: 1\nscenarios: [scenarios/parser-fixes.yaml]\nagents:\n"
-        "  - name: stuck\n    command: \"echo 'x = 1' > src/extra.py; sleep 600\"\n    timeout_s: 2\n"
-        "    network: false\n")
-    proc = bw("run", config, "--run-id", "stuck", cwd=workspace)
-    assert proc.returncode == 0, proc.stderr
+    from benchwright.testing import OpenAIServer, Reply
+
+    verdict = ("verdict: FAIL\nfailure_mode: incomplete\ntask_completion: 1\ninstruction_adherence: 2\n"
+               "efficiency: 1\nreasoning: it was stopped at its time limit\n")
+    key = "sk-bw-stuck-9d9d"
+    with OpenAIServer(answer=lambda body: Reply.answer(verdict), expected_key=key) as srv:
+        _provider(workspace, "judgehost", srv.base_url, "BW_JUDGE_KEY")
+        config = workspace / "configs" / "stuck.yaml"
+        config.write_text(
+            "version: 1\nscenarios: [scenarios/parser-fixes.yaml]\nagents:\n"
+            "  - name: stuck\n    command: \"echo 'x = 1' > src/extra.py; sleep 600\"\n    timeout_s: 2\n"
+            "    network: false\nllm-judge: judgehost/judge-1\n")
+        proc = bw("run", config, "--run-id", "stuck", cwd=workspace, env={"BW_JUDGE_KEY": key})
+        assert proc.returncode == 0, proc.stderr
+        asked = [r.json["messages"][-1]["content"] for r in srv.requests if r.json]
     records = _by(read_jsonl(workspace / "results" / "stuck" / "records.jsonl"), "stuck")
     badge = records["run-badge"]
     assert badge["verdict"] == "fail" and badge["details"]["timed_out"] is True
     assert "time limit" in badge["output"]
-    # the scorers ran on what it left
+    # the scorers ran on what it left, and so did the judge, told that it timed out
     assert records["tests"]["verdict"] == "fail"
     assert records["file_exists"]["verdict"] == "pass"
     assert "src/extra.py" in badge["details"]["change"]["paths"]
+    assert len(asked) == 1 and "src/extra.py" in asked[0] and "Timed out: yes" in asked[0]
+    assert records["judge"]["verdict"] == "fail"
+    assert records["judge"]["details"]["failure_mode"] == "incomplete"
     assert {r["outcome"] for r in records.values()} == {"error"}
 
 
