@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from benchwright import __version__
-from benchwright.cli import cache_cmd, doctor_cmd
+from benchwright.cli import cache_cmd, doctor_cmd, token_cmd
 from benchwright.errors import BenchwrightError, InputError, MissingDependency, UserError
 from benchwright.workspace import Workspace
 
@@ -31,6 +31,12 @@ app.add_typer(cache_app, name="cache")
 cache_app.command("stats")(cache_cmd.stats)
 cache_app.command("clear")(cache_cmd.clear)
 app.command("doctor")(doctor_cmd.doctor)
+token_app = typer.Typer(help="Access tokens of 'benchwright serve --auth' (kept hashed in .benchwright/tokens.json).",
+                        no_args_is_help=True)
+app.add_typer(token_app, name="token")
+token_app.command("create")(token_cmd.create)
+token_app.command("list")(token_cmd.list_tokens)
+token_app.command("revoke")(token_cmd.revoke)
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -484,3 +490,36 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted; finish with 'benchwright run --resume RUN_ID'")
         sys.exit(130)
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@app.command()
+def serve(
+    workspace_dir: Annotated[Path | None, typer.Argument(
+        metavar="[WORKSPACE]", help="Workspace folder (default: nearest with benchwright.yaml).")] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    auth: Annotated[bool, typer.Option(help="Require tokens ('benchwright token create').")] = False,
+) -> None:
+    """Serve the REST API (OpenAPI at /api/docs) for a workspace."""
+    import uvicorn
+
+    from benchwright.server.api import create_app
+
+    ws = _ws(workspace_dir)
+    if auth:
+        from benchwright.server.auth import TokenStore
+
+        if not TokenStore(ws).list():
+            err.print("benchwright serve: no tokens yet, so every request will be refused: create one "
+                      "with 'benchwright token create --role admin'", markup=False, highlight=False)
+    if not auth and host not in LOOPBACK:
+        raise UserError(f"without --auth the server listens on loopback only (not {host!r}): "
+                        "add --auth and create tokens with 'benchwright token create --role ...'")
+    where = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    err.print(f"benchwright serve: {ws.root} at {where}/api (docs: {where}/api/docs); "
+              + ("tokens required (--auth)" if auth else "no authentication: loopback only"),
+              markup=False, highlight=False)
+    uvicorn.run(create_app(ws, auth_on=auth), host=host, port=port, log_level="warning")

@@ -339,6 +339,12 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
                                       sandbox=prep.sandbox, engine=generation, judge=judge,
                                       workers=prep.config.limits.concurrency or os.cpu_count() or 1,
                                       on_agent=on_agent)
+        except asyncio.CancelledError:
+            # Ctrl-C or a cancel: say so now; asyncio.run still waits for the samples and agents
+            # running in threads before it returns, and a killed process would say nothing
+            tracker.state = "interrupted"
+            tracker.write(force=True)
+            raise
         finally:
             await generation.aclose()
 

@@ -1,0 +1,303 @@
+"""The service layer of ``benchwright serve``: files, runs, records, summaries and comparisons
+of one workspace. The REST API (and the web UI through it) only calls these; each is also what
+the CLI does, so no behaviour lives in the server alone.
+
+Errors are the package's own (:mod:`benchwright.errors`) plus :class:`Conflict` (a write based
+on an old version) and :class:`NotFound`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from benchwright import yamldoc
+from benchwright.errors import InputError, Problem, UserError
+from benchwright.run.folder import RunFolder
+from benchwright.workspace import Workspace
+
+FileKind = Literal["config", "task-source", "scenario"]
+FOLDERS: dict[FileKind, str] = {"config": "configs", "task-source": "tasks", "scenario": "scenarios"}
+"""Where each kind of file lives in a workspace."""
+VALIDATION_KIND: dict[FileKind, str] = {"config": "exec-config", "task-source": "task-source",
+                                        "scenario": "scenario"}
+
+
+CANCEL_GRACE_S = 5.0
+"""How long a cancelled run may take to stop on its own before it is killed (it stays resumable)."""
+
+
+class NotFound(UserError):
+    """No such file or run."""
+
+
+class Conflict(UserError):
+    """The file changed since the version the write was based on (HTTP 412)."""
+
+    def __init__(self, message: str, current: str) -> None:
+        super().__init__(message)
+        self.current = current
+
+
+def etag(data: bytes) -> str:
+    """The version tag of a file's content (strong, quoted as HTTP wants it)."""
+    return '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    kind: FileKind
+    path: str
+    """Relative to the workspace, with ``/``."""
+    size: int
+    modified: str
+
+
+@dataclass(frozen=True)
+class FileText:
+    path: str
+    text: str
+    etag: str
+
+
+class Service:
+    """Everything the server does, on one workspace."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._launched: dict[str, subprocess.Popen[bytes]] = {}
+        self._lock = threading.Lock()
+
+    # -- paths ---------------------------------------------------------------------------------
+
+    def inside(self, rel: str, kind: FileKind | None = None) -> Path:
+        """The workspace file ``rel`` names; never a path outside the workspace (or outside the
+        kind's folder), whatever ``..``, absolute paths or symlinks it uses.
+
+        Raises:
+            UserError: the path leaves the workspace or its folder, or is not a YAML file.
+        """
+        root = self.ws.root.resolve()
+        base = (root / FOLDERS[kind]).resolve() if kind is not None else root
+        if not rel or rel.startswith(("/", "\\")) or "\x00" in rel:
+            raise UserError(f"{rel!r}: give a path relative to the workspace")
+        path = (root / rel).resolve()
+        if path != base and base not in path.parents:
+            where = f"the workspace's {FOLDERS[kind]}/ folder" if kind is not None else "the workspace"
+            raise UserError(f"{rel!r} is outside {where}")
+        return path
+
+    def _rel(self, path: Path) -> str:
+        return path.resolve().relative_to(self.ws.root.resolve()).as_posix()
+
+    # -- files ---------------------------------------------------------------------------------
+
+    def list_files(self, kind: FileKind | None = None) -> list[FileInfo]:
+        kinds = [kind] if kind is not None else list(FOLDERS)
+        out = []
+        for k in kinds:
+            folder = self.ws.root / FOLDERS[k]
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.rglob("*.y*ml")):
+                if path.is_file() and path.suffix in (".yaml", ".yml") and self._contained(path):
+                    st = path.stat()
+                    out.append(FileInfo(k, self._rel(path), st.st_size,
+                                        dt.datetime.fromtimestamp(st.st_mtime, dt.UTC).isoformat(timespec="seconds")))
+        return out
+
+    def _contained(self, path: Path) -> bool:
+        root = self.ws.root.resolve()
+        return root in path.resolve().parents
+
+    def read_file(self, rel: str, kind: FileKind | None = None) -> FileText:
+        path = self.inside(rel, kind)
+        if not path.is_file():
+            raise NotFound(f"no file {rel!r} in the workspace")
+        data = path.read_bytes()
+        return FileText(self._rel(path), data.decode("utf-8", errors="replace"), etag(data))
+
+    def check_text(self, rel: str, text: str, kind: FileKind) -> list[Problem]:
+        """Every problem ``validate`` would report for ``text`` saved as ``rel`` (nothing is written)."""
+        from benchwright import validation
+
+        path = self.inside(rel, kind)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".bw-check-", suffix=path.suffix or ".yaml", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            report = validation.validate([Path(tmp)], self.ws, VALIDATION_KIND[kind])  # type: ignore[arg-type]
+        finally:
+            os.unlink(tmp)
+        shown = self._rel(path)
+        return [Problem(shown, p.message, p.path, p.line, p.hint, p.severity) if p.file == tmp else p
+                for p in report.problems]
+
+    def write_file(self, rel: str, text: str, kind: FileKind, if_match: str | None) -> tuple[FileText, list[Problem]]:
+        """Save ``text`` as ``rel`` when it validates and the file is still the version
+        ``if_match`` names (``*`` or None: create only, or overwrite when None and new).
+
+        Raises:
+            Conflict: the file changed since (or exists, for a create).
+            InputError: ``text`` does not validate (nothing is written).
+        """
+        path = self.inside(rel, kind)
+        if path.suffix not in (".yaml", ".yml"):
+            raise UserError(f"{rel!r}: only YAML files (.yaml, .yml) can be written")
+        with self._lock:
+            current = path.read_bytes() if path.is_file() else None
+            if current is not None and if_match != etag(current):
+                raise Conflict(f"{rel} changed since you read it (or If-Match is missing): "
+                               "read it again and redo your edit", etag(current))
+            if current is None and if_match not in (None, "*"):
+                raise Conflict(f"{rel} no longer exists", "")
+            problems = self.check_text(rel, text, kind)
+            if any(p.severity == "error" for p in problems):
+                raise InputError(problems)
+            yamldoc.atomic_write(path, text)
+        data = path.read_bytes()
+        return FileText(self._rel(path), text, etag(data)), problems
+
+    # -- runs ----------------------------------------------------------------------------------
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run of the workspace, newest first, with its status."""
+        if not self.ws.results.is_dir():
+            return []
+        out = []
+        for manifest in sorted(self.ws.results.glob("*/run.yaml"), key=lambda p: p.stat().st_mtime, reverse=True):
+            out.append(self.status(manifest.parent.name))
+        return out
+
+    def folder(self, run_id: str) -> RunFolder:
+        if "/" in run_id or run_id in ("", ".", ".."):
+            raise NotFound(f"no run {run_id!r}")
+        try:
+            return RunFolder(self.ws.run_dir(run_id))
+        except UserError as e:
+            raise NotFound(str(e)) from None
+
+    def status(self, run_id: str) -> dict[str, Any]:
+        folder = self.folder(run_id)
+        st = folder.status() or {}
+        proc = self._launched.get(folder.run_id)
+        state = st.get("state") or ("starting" if proc is not None else "unknown")
+        if proc is not None and proc.poll() is not None and state in ("running", "starting"):
+            state = "failed" if proc.returncode not in (0, 1) else "completed"
+        return {"run_id": folder.run_id, "state": state, "status": st,
+                "exit_code": proc.returncode if proc is not None else None}
+
+    def launch(self, config: str, task_sources: list[str] | None = None, run_id: str | None = None) -> str:
+        """Start ``benchwright run CONFIG`` for this workspace in a process of its own (a run
+        the API can watch and cancel, and that ``--resume`` can finish). Returns its id once
+        the run folder exists.
+
+        Raises:
+            InputError: the config or a task source does not validate (nothing started).
+        """
+        from benchwright.run.engine import new_run_id, prepare
+
+        config_path = self.inside(config, "config")
+        if not config_path.is_file():
+            raise NotFound(f"no config {config!r}")
+        sources = [str(self.inside(t, "task-source")) for t in task_sources or []]
+        prepare(self.ws, config_path, sources)  # every problem now, before anything starts
+        rid = run_id or new_run_id(config_path)
+        argv = [sys.executable, "-m", "benchwright", "run", str(config_path), "--run-id", rid,
+                "--workspace", str(self.ws.root)]
+        for s in sources:
+            argv += ["--tasks", s]
+        log = self.ws.state / "server" / f"{rid}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("wb") as out:
+            proc = subprocess.Popen(argv, cwd=self.ws.root, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        with self._lock:
+            self._launched[rid] = proc
+        return rid
+
+    def wait_started(self, run_id: str, timeout_s: float = 60.0) -> bool:
+        """Whether the run's folder appeared within ``timeout_s`` (its process may also have ended)."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if (self.ws.results / run_id / "run.yaml").is_file():
+                return True
+            proc = self._launched.get(run_id)
+            if proc is not None and proc.poll() is not None:
+                return (self.ws.results / run_id / "run.yaml").is_file()
+            time.sleep(0.05)
+        return False
+
+    def cancel(self, run_id: str) -> dict[str, Any]:
+        """Stop a run this server launched (SIGINT, as Ctrl-C: the run is left resumable)."""
+        folder = self.folder(run_id)
+        proc = self._launched.get(folder.run_id)
+        if proc is None or proc.poll() is not None:
+            raise UserError(f"run {folder.run_id} is not running here (only runs this server "
+                            "launched can be cancelled)")
+        os.killpg(proc.pid, signal.SIGINT)
+        try:  # it marks the run interrupted at once, then waits for what runs in its threads
+            proc.wait(timeout=CANCEL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        return self.status(folder.run_id)
+
+    # -- results -------------------------------------------------------------------------------
+
+    def summary(self, run_id: str) -> dict[str, Any]:
+        from benchwright.results.summary import summarize
+
+        folder = self.folder(run_id)
+        summary = folder.summary()
+        return summary if summary is not None else summarize(folder.records(), folder.run_id)
+
+    def records(self, run_id: str, *, filters: dict[str, str | None], offset: int = 0,
+                limit: int = 100) -> tuple[int, list[dict[str, Any]]]:
+        """The run's records matching every given filter (exact values), ``limit`` of them from
+        ``offset``, and how many match in all."""
+        wanted = {k: v for k, v in filters.items() if v is not None}
+        total = 0
+        page: list[dict[str, Any]] = []
+        for rec in self._iter_records(run_id):
+            if any(str(rec.get(k)) != v for k, v in wanted.items()):
+                continue
+            if offset <= total < offset + limit:
+                page.append(rec)
+            total += 1
+        return total, page
+
+    def _iter_records(self, run_id: str) -> Iterator[dict[str, Any]]:
+        import json
+
+        path = self.folder(run_id).path / "records.jsonl"
+        if not path.is_file():
+            return
+        with path.open("rb") as f:
+            for raw in f:
+                if not raw.endswith(b"\n"):
+                    break  # a record being written
+                try:
+                    data = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(data, dict):
+                    yield data
+
+    def compare(self, run_a: str, run_b: str) -> dict[str, Any]:
+        from benchwright.results.compare import compare
+
+        return compare(self.folder(run_a), self.folder(run_b)).to_dict()
