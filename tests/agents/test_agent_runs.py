@@ -280,3 +280,17 @@ def test_the_builtin_agent_completes_the_example_scenario(workspace: Path, bw: R
     trajectory = (workspace / "results" / "b" / details["files"]["trajectory"]).read_text()
     assert [json.loads(line)["tool"] for line in trajectory.splitlines()] == [
         "read_file", "edit_file", "shell", "finish"]
+
+
+@pytest.mark.slow
+def test_relative_paths_in_the_settings_are_read_from_the_workspace(workspace: Path, bw: Runner,
+                                                                     tmp_path: Path) -> None:
+    """The example's recorded judge (a replay provider with a relative path) works from any
+    folder, as when `benchwright serve` launches a run."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = bw("run", workspace / "configs" / "agents.yaml", "--workspace", workspace, "--run-id", "far",
+              cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    records = read_jsonl(workspace / "results" / "far" / "records.jsonl")
+    assert _by(records, "adds-a-skip")["judge"]["verdict"] == "fail"

@@ -519,7 +519,7 @@ def serve(
         raise UserError(f"without --auth the server listens on loopback only (not {host!r}): "
                         "add --auth and create tokens with 'benchwright token create --role ...'")
     where = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
-    err.print(f"benchwright serve: {ws.root} at {where}/api (docs: {where}/api/docs); "
+    err.print(f"benchwright serve: {ws.root} at {where}/ui (API: {where}/api, docs: {where}/api/docs); "
               + ("tokens required (--auth)" if auth else "no authentication: loopback only"),
               markup=False, highlight=False)
-    uvicorn.run(create_app(ws, auth_on=auth), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(ws, auth_on=auth, with_ui=True), host=host, port=port, log_level="warning")

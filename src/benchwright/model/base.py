@@ -16,6 +16,7 @@ import abc
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from benchwright.config.settings import ProviderSettings
@@ -99,6 +100,9 @@ class Provider(abc.ABC):
     def __init__(self, name: str, settings: ProviderSettings) -> None:
         self.name = name
         self.settings = settings
+        self.workspace: Path | None = None
+        """The workspace whose settings name this provider: relative paths in them are read
+        from there (set by the run; None: the current folder's workspace)."""
 
     def api_key(self) -> str | None:
         """The key from the environment variable the settings name (never from a file)."""

@@ -139,7 +139,7 @@ class ReplayProvider(Provider):
             if self.path_setting is None:
                 raise UserError(f"replay provider {self.name!r}: set 'path' (a run folder, a run id "
                                 "or a generations.jsonl) under providers in benchwright.yaml")
-            self._path = resolve_path(self.path_setting)
+            self._path = resolve_path(self.path_setting, self.workspace)
         return self._path
 
     def _load(self) -> None:

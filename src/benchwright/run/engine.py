@@ -144,6 +144,7 @@ def make_providers(ws: Workspace, plan: Plan, agents: Sequence[AgentUnit] = ()) 
                 f"model {model_id!r} goes to provider {name!r} of type {resolved.provider_type!r}, "
                 "which this installation of benchwright does not have "
                 f"(installed provider types: {', '.join(registry.names('provider'))})") from None
+        provider.workspace = ws.root
         out[name] = provider
     for name, provider in out.items():
         models = sorted({r.model for _, r in wanted if r.provider == name})

@@ -132,8 +132,9 @@ def _error(status: int, code: str, message: str, headers: dict[str, str] | None 
     return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
 
 
-def create_app(ws: Workspace, *, auth_on: bool = False) -> FastAPI:
-    """The application: the API under ``/api``, for the workspace ``ws``."""
+def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False) -> FastAPI:
+    """The application: the API under ``/api`` for the workspace ``ws``, and with ``with_ui``
+    the web UI under ``/ui`` (once per process: NiceGUI's pages are global)."""
     app = FastAPI(title="benchwright", version=__version__, docs_url="/api/docs",
                   openapi_url="/api/openapi.json", redoc_url=None)
     service = Service(ws)
@@ -252,4 +253,8 @@ def create_app(ws: Workspace, *, auth_on: bool = False) -> FastAPI:
 
     app.include_router(api)
     app.include_router(auth.router)
+    if with_ui:
+        from benchwright.server.ui import mount_ui
+
+        mount_ui(app, service, auth_on=auth_on)
     return app

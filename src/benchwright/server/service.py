@@ -297,6 +297,43 @@ class Service:
                 if isinstance(data, dict):
                     yield data
 
+    def sample(self, run_id: str, execution_id: str) -> dict[str, Any]:
+        """One sample (or agent run) of a run: its generation (prompt, raw answer, extracted
+        code), every record, and the files an agent run left.
+
+        Raises:
+            NotFound: no such run or sample.
+        """
+        import json
+
+        folder = self.folder(run_id)
+        records = [r for r in self._iter_records(folder.run_id) if r.get("execution_id") == execution_id]
+        generation = folder.generations().get(execution_id)
+        if not records and generation is None:
+            raise NotFound(f"no sample {execution_id!r} in run {folder.run_id}")
+        files: dict[str, str] = {}
+        own = folder.path / "agents" / execution_id
+        if own.is_dir() and own.resolve().parent.parent == folder.path.resolve():
+            for f in sorted(own.iterdir()):
+                if f.is_file():
+                    files[f.name] = f.read_text(errors="replace")[:2_000_000]
+        judge = json.loads(files["judge.json"]) if "judge.json" in files else None
+        return {"run_id": folder.run_id, "execution_id": execution_id, "records": records,
+                "generation": generation.model_dump(mode="json") if generation is not None else None,
+                "files": files, "judge": judge}
+
+    def ui_secret(self) -> str:
+        """The key the web UI signs its session cookie with (made once, kept in the workspace)."""
+        import secrets
+
+        path = self.ws.state / "ui-secret"
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_urlsafe(32))
+        return path.read_text().strip()
+
     def compare(self, run_a: str, run_b: str) -> dict[str, Any]:
         from benchwright.results.compare import compare
 

@@ -1,0 +1,285 @@
+"""The pages of the web UI. Each one reads and writes through the service layer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from benchwright.errors import InputError, UserError
+from benchwright.results.report import format_value, gate_rows, rows
+from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
+
+NAV = (("Files", "/"), ("Launch", "/launch"), ("Runs", "/runs"))
+
+
+def _kind(path: str) -> FileKind | None:
+    top = path.split("/", 1)[0]
+    return next((k for k, folder in FOLDERS.items() if folder == top), None)
+
+
+def register(service: Service, *, auth_on: bool) -> None:
+    """Define every page (NiceGUI keeps them for the process)."""
+    from nicegui import run, ui
+
+    @contextmanager
+    def frame(title: str) -> Iterator[None]:
+        ui.page_title(f"{title} - benchwright")
+        with ui.header().classes("items-center gap-6 bg-slate-800"):
+            ui.label("benchwright").classes("text-lg font-bold")
+            for label, target in NAV:
+                ui.link(label, target).classes("text-white")
+            if auth_on:
+                ui.label("tokens required").classes("text-xs text-amber-300")
+        with ui.column().classes("w-full p-4 gap-4"):
+            ui.label(title).classes("text-2xl font-semibold").props('data-testid="page-title"')
+            yield
+
+    @ui.page("/")
+    def files_page() -> None:
+        with frame("Files"):
+            for kind, folder in FOLDERS.items():
+                ui.label(f"{folder}/").classes("text-lg font-medium")
+                for f in service.list_files(kind):
+                    ui.link(f.path, f"/edit?path={f.path}").props(f'data-testid="file-{f.path}"')
+            ui.label("results/").classes("text-lg font-medium")
+            for run in service.runs():
+                ui.link(f"{run['run_id']} ({run['state']})", f"/run/{run['run_id']}")
+
+    @ui.page("/edit")
+    def edit_page(path: str) -> None:
+        kind = _kind(path)
+        with frame(f"Edit {path}"):
+            if kind is None:
+                ui.label(f"{path} is not a config, task source or scenario").classes("text-red-700")
+                return
+            try:
+                got = service.read_file(path, kind)
+            except UserError as e:
+                ui.label(str(e)).classes("text-red-700")
+                return
+            state = {"etag": got.etag}
+            editor = ui.codemirror(got.text, language="YAML").classes("w-full h-[60vh] border")
+            problems = ui.column().classes("w-full").props('data-testid="problems"')
+
+            def show(found: list[Any], saved: bool = False) -> None:
+                problems.clear()
+                with problems:
+                    if saved:
+                        ui.label("saved").classes("text-green-700").props('data-testid="saved"')
+                    for p in found:
+                        colour = "text-red-700" if p.severity == "error" else "text-amber-700"
+                        ui.label(p.render()).classes(colour).props('data-testid="problem"')
+
+            def check() -> None:
+                show(service.check_text(path, editor.value, kind))
+
+            def save() -> None:
+                try:
+                    written, warnings = service.write_file(path, editor.value, kind, state["etag"])
+                except InputError as e:
+                    show(e.problems)
+                    return
+                except Conflict as e:
+                    problems.clear()
+                    with problems:
+                        ui.label(str(e)).classes("text-red-700").props('data-testid="problem"')
+                    return
+                state["etag"] = written.etag
+                show(warnings, saved=True)
+
+            with ui.row():
+                ui.button("Validate", on_click=check).props('data-testid="validate"')
+                ui.button("Save", on_click=save).props('data-testid="save"')
+
+    @ui.page("/launch")
+    def launch_page() -> None:
+        with frame("Launch a run"):
+            configs = [f.path for f in service.list_files("config")]
+            chosen = ui.select(configs, value=configs[0] if configs else None, label="execution config") \
+                .classes("w-96").props('data-testid="config"')
+            errors = ui.column()
+
+            async def start() -> None:
+                errors.clear()
+                try:  # off the UI's event loop: launching checks every file and may ask providers
+                    rid = await run.io_bound(service.launch, str(chosen.value))
+                except InputError as e:
+                    with errors:
+                        for p in e.problems:
+                            ui.label(p.render()).classes("text-red-700")
+                    return
+                except UserError as e:
+                    with errors:
+                        ui.label(str(e)).classes("text-red-700")
+                    return
+                if rid is None:
+                    return
+                await run.io_bound(service.wait_started, rid)
+                ui.navigate.to(f"/run/{rid}")
+
+            ui.button("Start", on_click=start).props('data-testid="start"')
+
+    @ui.page("/runs")
+    def runs_page() -> None:
+        with frame("Runs"):
+            for run in service.runs():
+                ui.link(f"{run['run_id']}: {run['state']}", f"/run/{run['run_id']}")
+
+    @ui.page("/run/{run_id}")
+    def run_page(run_id: str) -> None:
+        with frame(f"Run {run_id}"):
+            progress = ui.column().classes("w-full")
+            results = ui.column().classes("w-full")
+            seen = {"state": ""}
+
+            def refresh() -> None:
+                st = service.status(run_id)
+                progress.clear()
+                with progress:
+                    ui.label(f"state: {st['state']}").props('data-testid="run-state"')
+                    for name, c in (st["status"].get("taskSourceStatuses") or {}).items():
+                        done = c.get("completed", 0) + c.get("error", 0)
+                        total = max(c.get("total", 0), 1)
+                        ui.label(f"{name}: {done}/{c.get('total', 0)} ({c.get('error', 0)} with errors)")
+                        ui.linear_progress(value=done / total, show_value=False).classes("w-96")
+                if st["state"] != seen["state"] and st["state"] not in ("running", "starting"):
+                    seen["state"] = st["state"]
+                    results.clear()
+                    with results:
+                        _results(run_id)
+                    timer.deactivate()
+                seen["state"] = st["state"]
+
+            timer = ui.timer(1.0, refresh)
+            refresh()
+
+    def _results(run_id: str) -> None:
+        summary = service.summary(run_id)
+        models = list(summary.get("models") or [])
+        columns = [{"name": "criterion", "label": "Criterion", "field": "criterion", "align": "left"},
+                   {"name": "unit", "label": "Unit", "field": "unit", "align": "left"}]
+        columns += [{"name": f"m{i}", "label": m, "field": f"m{i}"} for i, m in enumerate(models)]
+        table = [{"criterion": r.label, "unit": r.unit, **{f"m{i}": r.shown(m) for i, m in enumerate(models)}}
+                 for r in rows(summary)]
+        ui.table(columns=columns, rows=table, row_key="criterion").props('data-testid="summary" dense flat')
+        chart = [r for r in rows(summary) if r.unit in ("score", "ratio", "success", "0-10") and not r.count]
+        if chart and models:
+            ui.echart({"tooltip": {}, "legend": {"data": models},
+                       "xAxis": {"type": "category", "data": [r.label for r in chart]},
+                       "yAxis": {"type": "value"},
+                       "series": [{"name": m, "type": "bar",
+                                   "data": [r.values.get(m) for r in chart]} for m in models]}
+                      ).classes("w-full h-72")
+        gates = gate_rows(summary)
+        if gates:
+            ui.label("Coding agents: the three gates").classes("text-lg")
+        samples: dict[str, dict[str, Any]] = {}
+        for rec in service.records(run_id, filters={}, limit=100_000)[1]:
+            s = samples.setdefault(rec["execution_id"], {
+                "execution_id": rec["execution_id"], "task": rec["task"], "language": rec["language"],
+                "model": rec["model"], "sample": rec.get("sample", 0), "outcome": rec.get("outcome") or ""})
+            if rec["criterion"] in ("objective", "judge", "run-badge"):
+                s[rec["criterion"]] = (rec.get("verdict") or "n/a").upper()
+        ui.label("Samples").classes("text-lg")
+        for s in sorted(samples.values(), key=lambda s: (s["task"], s["language"], s["model"], s["sample"])):
+            target = (f"/agent/{run_id}/{s['execution_id']}" if s["language"] == "agent"
+                      else f"/sample/{run_id}/{s['execution_id']}")
+            gates_text = (f" objective {s.get('objective', '-')}, judge {s.get('judge', '-')}, "
+                          f"run badge {s.get('run-badge', '-')}") if s["language"] == "agent" else ""
+            ui.link(f"{s['task']} [{s['language']}] {s['model']} #{s['sample']}: {s['outcome']}{gates_text}",
+                    target).props(f'data-testid="sample-{s["task"]}-{s["language"]}-{s["model"]}-{s["sample"]}"')
+
+    @ui.page("/sample/{run_id}/{execution_id}")
+    def sample_page(run_id: str, execution_id: str) -> None:
+        data = service.sample(run_id, execution_id)
+        records = data["records"]
+        first = records[0] if records else {}
+        with frame(f"{first.get('task', execution_id)} [{first.get('language', '')}] {first.get('model', '')}"):
+            gen = data["generation"] or {}
+            with ui.expansion("Prompt").classes("w-full"):
+                ui.code(gen.get("prompt") or "", language="markdown").classes("w-full")
+            with ui.expansion("Raw answer").classes("w-full"):
+                ui.code(gen.get("raw") or "", language="markdown").classes("w-full")
+            ui.label("Extracted code").classes("text-lg")
+            ui.code(gen.get("code") or "", language=first.get("language") or "python").classes("w-full")
+            ui.label("Records").classes("text-lg")
+            for rec in records:
+                failing = rec.get("test_case") is not None and rec.get("status") not in (None, "pass")
+                title = (f"{rec['criterion']}" + (f" / {rec['test_case']}" if rec.get("test_case") else "")
+                         + f": {rec.get('verdict') or ''} {format_value(rec.get('score'), rec.get('unit'))}"
+                         + (f" [{rec.get('status')}]" if rec.get("status") else ""))
+                with ui.expansion(title, value=failing).classes("w-full border") \
+                        .props(f'data-testid="record-{rec["criterion"]}-{rec.get("test_case") or "sample"}"'):
+                    if rec.get("error"):
+                        ui.label(str(rec["error"])).classes("text-red-700").props('data-testid="record-error"')
+                    if rec.get("output"):
+                        ui.code(str(rec["output"]), language="text").classes("w-full")
+                    if rec.get("code"):
+                        _code_with_line(str(rec["code"]), rec.get("line"))
+
+    def _code_with_line(code: str, line: int | None) -> None:
+        """The exact code executed, the failing line marked."""
+        with ui.column().classes("w-full font-mono text-sm gap-0 bg-slate-50 p-2"):
+            for n, text in enumerate(code.splitlines(), 1):
+                marked = line is not None and n == line
+                ui.label(f"{n:4d}  {text}").classes(
+                    "whitespace-pre " + ("bg-red-200 font-bold" if marked else "")).props(
+                    'data-testid="error-line"' if marked else "")
+
+    @ui.page("/agent/{run_id}/{execution_id}")
+    def agent_page(run_id: str, execution_id: str) -> None:
+        data = service.sample(run_id, execution_id)
+        records = data["records"]
+        by = {r["criterion"]: r for r in records}
+        first = records[0] if records else {}
+        with frame(f"Agent trace: {first.get('model', '')} on {first.get('task_source', '')}/{first.get('task', '')}"):
+            scorers = [r for r in records if (r.get("details") or {}).get("kind") == "scorer"]
+            objective = by.get("objective")
+            with ui.card().classes("w-full").props('data-testid="scorers-card"'):
+                head = (f"Scorers: OVERALL {(objective.get('verdict') or 'n/a').upper()}, mean score "
+                        f"{format_value(objective.get('score'), 'score')}" if objective else "Scorers")
+                ui.label(head).classes("text-lg font-semibold")
+                for r in scorers:
+                    details = r.get("details") or {}
+                    verdict = (r.get("verdict") or "n/a").upper()
+                    hard = verdict == "FAIL" and r.get("required")
+                    title = (f"{verdict}  {r['criterion']} ({details.get('type')})"
+                             + (" advisory" if details.get("advisory") else "")
+                             + f"  {format_value(r.get('score'), 'score')}")
+                    with ui.expansion(title, value=bool(hard)).classes("w-full") \
+                            .props(f'data-testid="scorer-{r["criterion"]}"'):
+                        ui.code(str(r.get("output") or r.get("error") or ""), language="text").classes("w-full")
+            judge = data["judge"] or {}
+            with ui.card().classes("w-full").props('data-testid="judge-card"'):
+                verdict = judge.get("verdict") or "n/a"
+                ui.label(f"Judge verdict: {verdict}").classes("text-lg font-semibold")
+                if judge:
+                    with ui.row():
+                        for key in ("task_completion", "instruction_adherence", "efficiency"):
+                            value = (judge.get("scores") or {}).get(key)
+                            with ui.card().classes("p-2"):
+                                ui.label(key.replace("_", " "))
+                                ui.label(f"{value:g}/5" if isinstance(value, int | float) else "-") \
+                                    .classes("text-xl")
+                    if judge.get("failure_mode"):
+                        ui.label(f"failure mode: {judge['failure_mode']}")
+                    ui.label(judge.get("reasoning") or "")
+                    claims = judge.get("fact_check") or []
+                    if claims:
+                        ui.table(columns=[{"name": "claim", "label": "Claim", "field": "claim", "align": "left"},
+                                          {"name": "supported", "label": "Supported", "field": "supported"},
+                                          {"name": "evidence", "label": "Evidence", "field": "evidence",
+                                           "align": "left"}],
+                                 rows=[{"claim": c.get("claim"), "supported": str(c.get("supported")),
+                                        "evidence": c.get("evidence")} for c in claims], row_key="claim")
+                    ui.label(f"judge {judge.get('model')}, scored {judge.get('scored_at')}").classes("text-xs")
+                else:
+                    ui.label(str((by.get("judge") or {}).get("output") or "no judge"))
+            badge = by.get("run-badge") or {}
+            ui.label(f"Run badge: {(badge.get('verdict') or 'n/a').upper()} - {badge.get('output') or ''}")
+            files = data["files"]
+            with ui.expansion("Diff", value=True).classes("w-full"):
+                ui.code(files.get("diff.patch") or "(no change)", language="diff").classes("w-full")
+            with ui.expansion("Trajectory").classes("w-full"):
+                ui.code(files.get("trajectory.jsonl") or "(no steps reported)", language="json").classes("w-full")

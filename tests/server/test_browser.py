@@ -1,0 +1,156 @@
+"""The web UI in a real browser: Debian's Chromium driven by Playwright (no browser download)
+against `benchwright serve` on the example workspace. Each step saves a screenshot under
+test-artifacts/ui/ (BW_ARTIFACTS moves it)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.conftest import BIN
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
+ARTIFACTS = Path(os.environ.get("BW_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")) / "ui"
+
+TINY = """\
+version: 1
+name: tiny
+tasks:
+  - name: double
+    difficulty: easy
+    languages: [python]
+    task:
+      common_prompt: Write double(x) that returns 2 * x.
+      languages_specific:
+        python:
+          description: ${common_prompt}
+          public_tests:
+            - code: assert double(2) == 4
+          hidden_tests:
+            - {name: hidden-one, code: "assert double(5) == 10"}
+    golden_solution:
+      python: |
+        def double(x):
+            return 2 * x
+"""
+CONFIG = "version: 1\ntask_sources: [tasks/tiny.yaml]\ncriteria: [unit-test]\nllms: [reference]\n"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def server(workspace: Path) -> Iterator[str]:
+    (workspace / "tasks" / "tiny.yaml").write_text(TINY)
+    (workspace / "configs" / "tiny.yaml").write_text(CONFIG)
+    port = _free_port()
+    proc = subprocess.Popen([str(BIN), "serve", str(workspace), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
+        try:
+            httpx.get(f"{base}/api/health", timeout=1)
+            break
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+    yield base
+    proc.terminate()
+    proc.communicate(timeout=30)
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists():  # ./scripts/setup installs Debian's chromium
+        pytest.fail(f"{CHROMIUM} not found: run ./scripts/setup")
+    with sync_playwright() as p:
+        made = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield made
+        made.close()
+
+
+def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def replace_editor_text(page: Page, text: str) -> None:
+    page.click(".cm-content")
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(text)
+
+
+@pytest.mark.slow
+def test_edit_validate_launch_and_drill_down_to_the_failing_test(server: str, browser: Browser,
+                                                                  workspace: Path) -> None:
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.goto(f"{server}/ui/")
+    page.wait_for_selector("text=tasks/tiny.yaml")
+    shot(page, "01-files")
+    page.click("text=tasks/tiny.yaml")
+    page.wait_for_selector("[data-testid=save]")
+    # a broken edit: the validation messages show, with the line, and nothing is written
+    replace_editor_text(page, TINY.replace("difficulty: easy", "difficulty: easy\n    colour: blue"))
+    page.click("[data-testid=validate]")
+    problem = page.wait_for_selector("[data-testid=problem]")
+    assert "colour" in problem.inner_text() and "tiny.yaml:6" in problem.inner_text()
+    page.click("[data-testid=save]")
+    page.wait_for_selector("[data-testid=problem]")
+    shot(page, "02-broken-edit")
+    assert (workspace / "tasks" / "tiny.yaml").read_text() == TINY
+    # edit the hidden test (it now expects the wrong value) and save
+    replace_editor_text(page, TINY.replace("assert double(5) == 10", "assert double(5) == 11"))
+    page.click("[data-testid=save]")
+    page.wait_for_selector("[data-testid=saved]")
+    shot(page, "03-saved")
+    assert "double(5) == 11" in (workspace / "tasks" / "tiny.yaml").read_text()
+    # launch with the reference model and watch it finish
+    page.click("text=Launch")
+    page.click("[data-testid=config]")
+    page.click("text=configs/tiny.yaml")
+    page.click("[data-testid=start]")
+    page.wait_for_url("**/ui/run/**", timeout=60_000)
+    page.wait_for_selector("text=state: completed", timeout=120_000)
+    page.wait_for_selector("[data-testid=summary]")
+    shot(page, "04-results")
+    page.click("[data-testid='sample-double-python-reference-0']")
+    line = page.wait_for_selector("[data-testid=error-line]", timeout=30_000)
+    assert "double(5) == 11" in line.inner_text()  # the failing line of the exact code executed
+    assert page.is_visible("text=Extracted code")
+    shot(page, "05-failing-test")
+
+
+@pytest.mark.slow
+def test_an_agent_trace_shows_the_scorers_and_the_judge(server: str, browser: Browser) -> None:
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.goto(f"{server}/ui/launch")
+    page.click("[data-testid=config]")
+    page.click("text=configs/agents.yaml")
+    page.click("[data-testid=start]")
+    page.wait_for_url("**/ui/run/**", timeout=60_000)
+    page.wait_for_selector("text=state: completed", timeout=120_000)
+    page.click("[data-testid='sample-empty-input-agent-edits-the-test-0']")
+    scorers = page.wait_for_selector("[data-testid=scorers-card]")
+    assert "OVERALL FAIL" in scorers.inner_text()
+    assert "tests_unmodified" in scorers.inner_text()
+    judge = page.wait_for_selector("[data-testid=judge-card]")
+    assert "Judge verdict: PASS" in judge.inner_text()  # the recorded judge was fooled
+    assert "task completion" in judge.inner_text()
+    shot(page, "06-agent-trace")
