@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from benchwright.server.api import create_app
 from benchwright.workspace import Workspace
+from tests.conftest import Runner
 
 CONFIG = ("version: 1\ntask_sources: [tasks/basics.yaml]\nlanguages: [python]\ndifficulties: [easy]\n"
           "criteria: [unit-test, cpu-usage]\nllms: [reference]\n")
@@ -156,3 +157,22 @@ def test_every_error_has_one_shape(client: TestClient) -> None:
     _error(client.get("/api/files/configs/missing.yaml"), 404, "not_found")
     _error(client.put("/api/files/configs/quick.yaml", json={"nope": 1}), 422, "invalid_request")
     _error(client.delete("/api/runs"), 405, "method_not_allowed")
+
+
+@pytest.mark.slow
+def test_the_explorer_filters_and_sorts_across_runs_with_the_judge_verdict(workspace: Path, bw: Runner) -> None:
+    from benchwright.server.service import Service
+
+    for run_id in ("x1", "x2"):
+        proc = bw("run", "configs/agents.yaml", "--run-id", run_id, cwd=workspace)
+        assert proc.returncode == 0, proc.stderr
+    service = Service(Workspace.open(workspace))
+    total, page = service.explore(["x1", "x2"], filters={"criterion": "objective"}, sort="model")
+    assert total == 6 and [r["model"] for r in page] == sorted(r["model"] for r in page)
+    assert {r["run"] for r in page} == {"x1", "x2"}
+    verdicts = {(r["run"], r["model"]): r["judge_verdict"] for r in page}
+    assert verdicts[("x1", "edits-the-test")] == "pass" and verdicts[("x2", "adds-a-skip")] == "fail"
+    total, page = service.explore(["x1"], filters={"verdict": "fail", "model": "honest"})
+    assert total == 0 and page == []
+    total, page = service.explore(["x1"], filters={}, sort="score", descending=True, offset=2, limit=3)
+    assert len(page) == 3 and total > 5

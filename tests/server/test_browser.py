@@ -135,6 +135,16 @@ def test_edit_validate_launch_and_drill_down_to_the_failing_test(server: str, br
     assert "double(5) == 11" in line.inner_text()  # the failing line of the exact code executed
     assert page.is_visible("text=Extracted code")
     shot(page, "05-failing-test")
+    # the data explorer: records filtered on the server
+    run_id = page.url.split("/ui/sample/")[1].split("/")[0]
+    page.goto(f"{server}/ui/explorer?run={run_id}")
+    everything = len((workspace / "results" / run_id / "records.jsonl").read_text().splitlines())
+    page.wait_for_selector(f"text=1-{everything} of {everything} records")
+    page.fill("[data-testid=filter-verdict]", "fail")
+    page.click("[data-testid=apply]")
+    page.wait_for_selector("text=1-2 of 2 records")
+    assert page.locator("[data-testid=explorer] tbody tr").count() == 2
+    shot(page, "07-explorer")
 
 
 @pytest.mark.slow

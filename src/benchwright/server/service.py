@@ -280,6 +280,26 @@ class Service:
             total += 1
         return total, page
 
+    def explore(self, run_ids: list[str], *, filters: dict[str, str | None], sort: str | None = None,
+                descending: bool = False, offset: int = 0, limit: int = 100) -> tuple[int, list[dict[str, Any]]]:
+        """Records across runs, filtered and sorted here (not in the browser), a page of them and
+        how many match; each carries its run and, for agent runs, the judge's verdict."""
+        wanted = {k: v for k, v in filters.items() if v}
+        matched: list[dict[str, Any]] = []
+        for run_id in run_ids:
+            records = list(self._iter_records(run_id))
+            judged = {r["execution_id"]: r.get("verdict") for r in records if r.get("criterion") == "judge"}
+            for rec in records:
+                if any(str(rec.get(k)) != v for k, v in wanted.items()):
+                    continue
+                matched.append({**rec, "run": run_id, "judge_verdict": judged.get(rec.get("execution_id", ""))})
+        if sort:
+            present = [r for r in matched if r.get(sort) is not None]
+            absent = [r for r in matched if r.get(sort) is None]
+            present.sort(key=lambda r: (isinstance(r[sort], str), r[sort]), reverse=descending)
+            matched = present + absent
+        return len(matched), matched[offset:offset + limit]
+
     def _iter_records(self, run_id: str) -> Iterator[dict[str, Any]]:
         import json
 

@@ -10,7 +10,13 @@ from benchwright.errors import InputError, UserError
 from benchwright.results.report import format_value, gate_rows, rows
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
 
-NAV = (("Files", "/"), ("Launch", "/launch"), ("Runs", "/runs"))
+NAV = (("Files", "/"), ("Launch", "/launch"), ("Runs", "/runs"), ("Explorer", "/explorer"))
+SAMPLES_SHOWN = 200
+"""Samples listed on a run's page; the data explorer pages through the rest."""
+EXPLORER_PAGE = 50
+FILTERS = ("model", "task", "criterion", "verdict", "language", "outcome")
+COLUMNS = ("run", "task", "language", "model", "sample", "criterion", "test_case", "verdict", "score", "unit",
+           "outcome", "judge_verdict")
 
 
 def _kind(path: str) -> FileKind | None:
@@ -181,14 +187,67 @@ def register(service: Service, *, auth_on: bool) -> None:
                 "model": rec["model"], "sample": rec.get("sample", 0), "outcome": rec.get("outcome") or ""})
             if rec["criterion"] in ("objective", "judge", "run-badge"):
                 s[rec["criterion"]] = (rec.get("verdict") or "n/a").upper()
-        ui.label("Samples").classes("text-lg")
-        for s in sorted(samples.values(), key=lambda s: (s["task"], s["language"], s["model"], s["sample"])):
+        ui.label(f"Samples ({len(samples)})").classes("text-lg")
+        if len(samples) > SAMPLES_SHOWN:
+            ui.link(f"the first {SAMPLES_SHOWN} are listed; every record is in the data explorer",
+                    f"/explorer?run={run_id}")
+        ordered = sorted(samples.values(), key=lambda s: (s["task"], s["language"], s["model"], s["sample"]))
+        for s in ordered[:SAMPLES_SHOWN]:
             target = (f"/agent/{run_id}/{s['execution_id']}" if s["language"] == "agent"
                       else f"/sample/{run_id}/{s['execution_id']}")
             gates_text = (f" objective {s.get('objective', '-')}, judge {s.get('judge', '-')}, "
                           f"run badge {s.get('run-badge', '-')}") if s["language"] == "agent" else ""
             ui.link(f"{s['task']} [{s['language']}] {s['model']} #{s['sample']}: {s['outcome']}{gates_text}",
                     target).props(f'data-testid="sample-{s["task"]}-{s["language"]}-{s["model"]}-{s["sample"]}"')
+
+    @ui.page("/explorer")
+    def explorer_page(run: str | None = None) -> None:
+        with frame("Data explorer"):
+            runs = [r["run_id"] for r in service.runs()]
+            state: dict[str, Any] = {"offset": 0}
+            with ui.row().classes("items-end gap-2"):
+                chosen = ui.select(runs, value=[run] if run else runs[:1], multiple=True, label="runs") \
+                    .classes("w-96").props('data-testid="runs" use-chips')
+                boxes = {f: ui.input(f).classes("w-32").props(f'data-testid="filter-{f}" clearable')
+                         for f in FILTERS}
+                sort = ui.select(list(COLUMNS), value=None, label="sort by", clearable=True).classes("w-40")
+                descending = ui.checkbox("descending")
+            summary = ui.label().props('data-testid="explorer-count"')
+            columns = [{"name": c, "label": c.replace("_", " "), "field": c, "align": "left"} for c in COLUMNS]
+            table = ui.table(columns=columns, rows=[], row_key="key").classes("w-full") \
+                .props('data-testid="explorer" dense flat')
+
+            def load() -> None:
+                filters = {f: (boxes[f].value or None) for f in FILTERS}
+                total, page = service.explore(list(chosen.value or []), filters=filters, sort=sort.value,
+                                              descending=bool(descending.value), offset=state["offset"],
+                                              limit=EXPLORER_PAGE)
+                table.rows = [{"key": f"{r['run']}:{r['execution_id']}:{r.get('record_index')}",
+                               **{c: _cell(r.get(c)) for c in COLUMNS}} for r in page]
+                table.update()
+                last = min(state["offset"] + EXPLORER_PAGE, total)
+                summary.text = f"{state['offset'] + 1 if total else 0}-{last} of {total} records"
+
+            def move(step: int) -> None:
+                state["offset"] = max(0, state["offset"] + step * EXPLORER_PAGE)
+                load()
+
+            def apply() -> None:
+                state["offset"] = 0
+                load()
+
+            with ui.row():
+                ui.button("Apply", on_click=apply).props('data-testid="apply"')
+                ui.button("Previous", on_click=lambda: move(-1))
+                ui.button("Next", on_click=lambda: move(1)).props('data-testid="next"')
+            load()
+
+    def _cell(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        return str(value)
 
     @ui.page("/sample/{run_id}/{execution_id}")
     def sample_page(run_id: str, execution_id: str) -> None:
