@@ -164,3 +164,42 @@ def test_an_agent_trace_shows_the_scorers_and_the_judge(server: str, browser: Br
     assert "Judge verdict: PASS" in judge.inner_text()  # the recorded judge was fooled
     assert "task completion" in judge.inner_text()
     shot(page, "06-agent-trace")
+
+
+@pytest.mark.slow
+def test_with_auth_the_ui_asks_for_a_token_and_a_viewer_cannot_write(workspace: Path, browser: Browser) -> None:
+    made = subprocess.run([str(BIN), "token", "create", "--role", "viewer", "--workspace", str(workspace)],
+                          capture_output=True, text=True, check=True)
+    token = next(w for w in made.stdout.split() if w.startswith("bw_"))
+    port = _free_port()
+    proc = subprocess.Popen([str(BIN), "serve", str(workspace), "--port", str(port), "--auth"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}/api/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.goto(f"{base}/ui/edit?path=configs/example.yaml")
+        page.wait_for_selector("[data-testid=sign-in]")
+        assert not page.is_visible("[data-testid=save]")  # nothing of the page without a token
+        page.fill("[data-testid=token]", "bw_00000000_wrong")
+        page.click("[data-testid=sign-in-button]")
+        page.wait_for_selector("text=this token is not valid here")
+        page.fill("[data-testid=token]", token)
+        page.click("[data-testid=sign-in-button]")
+        page.wait_for_selector("[data-testid=save]")
+        before = (workspace / "configs" / "example.yaml").read_text()
+        page.click("[data-testid=save]")
+        problem = page.wait_for_selector("[data-testid=problem]")
+        assert "not write" in problem.inner_text()
+        assert (workspace / "configs" / "example.yaml").read_text() == before
+        shot(page, "08-viewer-cannot-write")
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)

@@ -8,7 +8,9 @@ from typing import Any
 
 from benchwright.errors import InputError, UserError
 from benchwright.results.report import format_value, gate_rows, rows
+from benchwright.server.auth import Role
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
+from benchwright.server.ui.access import Access
 
 NAV = (("Files", "/"), ("Launch", "/launch"), ("Runs", "/runs"), ("Explorer", "/explorer"))
 SAMPLES_SHOWN = 200
@@ -28,6 +30,24 @@ def register(service: Service, *, auth_on: bool) -> None:
     """Define every page (NiceGUI keeps them for the process)."""
     from nicegui import run, ui
 
+    access = Access(service, auth_on)
+
+    def denied(title: str, need: Role = "viewer") -> bool:
+        """With ``--auth`` and no token of the role: show the sign-in form instead."""
+        if access.allows(need):
+            return False
+        with frame(title):
+            access.sign_in(need)
+        return True
+
+    def may_write(where: Any) -> bool:
+        if access.allows("editor"):
+            return True
+        with where:
+            ui.label("your token may read, not write (an editor's token is needed)").classes("text-red-700") \
+                .props('data-testid="problem"')
+        return False
+
     @contextmanager
     def frame(title: str) -> Iterator[None]:
         ui.page_title(f"{title} - benchwright")
@@ -43,6 +63,8 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/")
     def files_page() -> None:
+        if denied("Files"):
+            return
         with frame("Files"):
             for kind, folder in FOLDERS.items():
                 ui.label(f"{folder}/").classes("text-lg font-medium")
@@ -54,6 +76,8 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/edit")
     def edit_page(path: str) -> None:
+        if denied(f"Edit {path}"):
+            return
         kind = _kind(path)
         with frame(f"Edit {path}"):
             if kind is None:
@@ -81,6 +105,9 @@ def register(service: Service, *, auth_on: bool) -> None:
                 show(service.check_text(path, editor.value, kind))
 
             def save() -> None:
+                problems.clear()
+                if not may_write(problems):
+                    return
                 try:
                     written, warnings = service.write_file(path, editor.value, kind, state["etag"])
                 except InputError as e:
@@ -100,6 +127,8 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/launch")
     def launch_page() -> None:
+        if denied("Launch a run"):
+            return
         with frame("Launch a run"):
             configs = [f.path for f in service.list_files("config")]
             chosen = ui.select(configs, value=configs[0] if configs else None, label="execution config") \
@@ -108,6 +137,8 @@ def register(service: Service, *, auth_on: bool) -> None:
 
             async def start() -> None:
                 errors.clear()
+                if not may_write(errors):
+                    return
                 try:  # off the UI's event loop: launching checks every file and may ask providers
                     rid = await run.io_bound(service.launch, str(chosen.value))
                 except InputError as e:
@@ -128,12 +159,16 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/runs")
     def runs_page() -> None:
+        if denied("Runs"):
+            return
         with frame("Runs"):
             for run in service.runs():
                 ui.link(f"{run['run_id']}: {run['state']}", f"/run/{run['run_id']}")
 
     @ui.page("/run/{run_id}")
     def run_page(run_id: str) -> None:
+        if denied(f"Run {run_id}"):
+            return
         with frame(f"Run {run_id}"):
             progress = ui.column().classes("w-full")
             results = ui.column().classes("w-full")
@@ -202,6 +237,8 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/explorer")
     def explorer_page(run: str | None = None) -> None:
+        if denied("Data explorer"):
+            return
         with frame("Data explorer"):
             runs = [r["run_id"] for r in service.runs()]
             state: dict[str, Any] = {"offset": 0}
@@ -251,6 +288,8 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/sample/{run_id}/{execution_id}")
     def sample_page(run_id: str, execution_id: str) -> None:
+        if denied("Sample"):
+            return
         data = service.sample(run_id, execution_id)
         records = data["records"]
         first = records[0] if records else {}
@@ -288,6 +327,8 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/agent/{run_id}/{execution_id}")
     def agent_page(run_id: str, execution_id: str) -> None:
+        if denied("Agent trace"):
+            return
         data = service.sample(run_id, execution_id)
         records = data["records"]
         by = {r["criterion"]: r for r in records}
