@@ -203,3 +203,19 @@ def test_with_auth_the_ui_asks_for_a_token_and_a_viewer_cannot_write(workspace: 
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+@pytest.mark.slow
+def test_two_runs_compared_side_by_side(server: str, browser: Browser, workspace: Path) -> None:
+    for run_id, expected in (("before", "10"), ("after", "11")):
+        source = workspace / "tasks" / "tiny.yaml"
+        source.write_text(TINY.replace("assert double(5) == 10", f"assert double(5) == {expected}"))
+        proc = subprocess.run([str(BIN), "run", "configs/tiny.yaml", "--run-id", run_id], cwd=workspace,
+                              capture_output=True, text=True)
+        assert proc.returncode in (0, 1), proc.stderr
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.goto(f"{server}/ui/compare?a=before&b=after")
+    page.wait_for_selector("[data-testid=deltas]")
+    assert "regressions: 1" in page.inner_text("[data-testid=regressions]")
+    assert "tiny/double [python] reference" in page.inner_text("body")
+    shot(page, "09-compare")

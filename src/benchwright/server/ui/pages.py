@@ -12,7 +12,8 @@ from benchwright.server.auth import Role
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
 
-NAV = (("Files", "/"), ("Launch", "/launch"), ("Runs", "/runs"), ("Explorer", "/explorer"))
+NAV = (("Files", "/"), ("Launch", "/launch"), ("Runs", "/runs"), ("Explorer", "/explorer"),
+       ("Compare", "/compare"))
 SAMPLES_SHOWN = 200
 """Samples listed on a run's page; the data explorer pages through the rest."""
 EXPLORER_PAGE = 50
@@ -278,6 +279,36 @@ def register(service: Service, *, auth_on: bool) -> None:
                 ui.button("Previous", on_click=lambda: move(-1))
                 ui.button("Next", on_click=lambda: move(1)).props('data-testid="next"')
             load()
+
+    @ui.page("/compare")
+    def compare_page(a: str | None = None, b: str | None = None) -> None:
+        if denied("Compare two runs"):
+            return
+        with frame("Compare two runs"):
+            runs = [r["run_id"] for r in service.runs()]
+            with ui.row().classes("items-end"):
+                first = ui.select(runs, value=a or (runs[1] if len(runs) > 1 else None), label="run A") \
+                    .classes("w-80").props('data-testid="run-a"')
+                second = ui.select(runs, value=b or (runs[0] if runs else None), label="run B") \
+                    .classes("w-80").props('data-testid="run-b"')
+                ui.button("Compare", on_click=lambda: ui.navigate.to(
+                    f"/compare?a={first.value}&b={second.value}")).props('data-testid="compare"')
+            if not (a and b):
+                return
+            result = service.compare(a, b)
+            columns = [{"name": c, "label": c, "field": c, "align": "left"}
+                       for c in ("model", "criterion", "unit", "a", "b", "delta", "change")]
+            ui.table(columns=columns, row_key="key", rows=[
+                {"key": f"{d['model']}:{d['criterion']}", "model": d["model"], "criterion": d["criterion"],
+                 "unit": d["unit"], "a": _cell(d["a"]), "b": _cell(d["b"]), "delta": _cell(d["delta"]),
+                 "change": d["change"]} for d in result["deltas"]]).classes("w-full") \
+                .props('data-testid="deltas" dense flat')
+            for kind in ("regressions", "fixes"):
+                flips = result[kind]
+                ui.label(f"{kind}: {len(flips)}").classes("text-lg").props(f'data-testid="{kind}"')
+                for f in flips:
+                    ui.label(f"{f['task_source']}/{f['task']} [{f['language']}] {f['model']}: "
+                             f"{f['a_passed']}/{f['a_samples']} -> {f['b_passed']}/{f['b_samples']}")
 
     def _cell(value: Any) -> str:
         if value is None:
