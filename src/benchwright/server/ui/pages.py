@@ -134,6 +134,9 @@ def register(service: Service, *, auth_on: bool) -> None:
             configs = [f.path for f in service.list_files("config")]
             chosen = ui.select(configs, value=configs[0] if configs else None, label="execution config") \
                 .classes("w-96").props('data-testid="config"')
+            sources = ui.select([f.path for f in service.list_files("task-source")], value=[], multiple=True,
+                                label="task sources (none: the config's own)").classes("w-96") \
+                .props('data-testid="task-sources" use-chips')
             errors = ui.column()
 
             async def start() -> None:
@@ -141,7 +144,7 @@ def register(service: Service, *, auth_on: bool) -> None:
                 if not may_write(errors):
                     return
                 try:  # off the UI's event loop: launching checks every file and may ask providers
-                    rid = await run.io_bound(service.launch, str(chosen.value))
+                    rid = await run.io_bound(service.launch, str(chosen.value), list(sources.value or []))
                 except InputError as e:
                     with errors:
                         for p in e.problems:
