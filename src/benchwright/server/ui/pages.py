@@ -14,6 +14,8 @@ from benchwright.server.ui.access import Access
 
 NAV = (("Files", "/"), ("Launch", "/launch"), ("Runs", "/runs"), ("Explorer", "/explorer"),
        ("Compare", "/compare"))
+FORM_PAGES: dict[str, str] = {"config": "/config", "scenario": "/scenario"}
+"""The form editor of each kind of file (the YAML editor is /edit for every kind)."""
 SAMPLES_SHOWN = 200
 """Samples listed on a run's page; the data explorer pages through the rest."""
 EXPLORER_PAGE = 50
@@ -32,6 +34,9 @@ def register(service: Service, *, auth_on: bool) -> None:
     from nicegui import run, ui
 
     access = Access(service, auth_on)
+    from benchwright.server.ui.forms import register_forms
+
+    register_forms(service, access)
 
     def denied(title: str, need: Role = "viewer") -> bool:
         """With ``--auth`` and no token of the role: show the sign-in form instead."""
@@ -70,7 +75,11 @@ def register(service: Service, *, auth_on: bool) -> None:
             for kind, folder in FOLDERS.items():
                 ui.label(f"{folder}/").classes("text-lg font-medium")
                 for f in service.list_files(kind):
-                    ui.link(f.path, f"/edit?path={f.path}").props(f'data-testid="file-{f.path}"')
+                    with ui.row().classes("gap-4"):
+                        ui.link(f.path, f"/edit?path={f.path}").props(f'data-testid="file-{f.path}"')
+                        form = FORM_PAGES.get(kind)
+                        if form is not None:
+                            ui.link("form", f"{form}?path={f.path}").props(f'data-testid="form-{f.path}"')
             ui.label("results/").classes("text-lg font-medium")
             for run in service.runs():
                 ui.link(f"{run['run_id']} ({run['state']})", f"/run/{run['run_id']}")
