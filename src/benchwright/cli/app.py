@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -509,6 +510,8 @@ def serve(
     from benchwright.server.api import create_app
 
     ws = _ws(workspace_dir)
+    # the UI's session store goes in the workspace, not wherever the server was started
+    os.environ.setdefault("NICEGUI_STORAGE_PATH", str(ws.state / "ui"))
     if auth:
         from benchwright.server.auth import TokenStore
 

@@ -14,7 +14,7 @@ from benchwright.server.ui.access import Access
 
 NAV = (("Files", "/"), ("Launch", "/launch"), ("Runs", "/runs"), ("Explorer", "/explorer"),
        ("Compare", "/compare"))
-FORM_PAGES: dict[str, str] = {"config": "/config", "scenario": "/scenario"}
+FORM_PAGES: dict[str, str] = {"config": "/config", "scenario": "/scenario", "task-source": "/tasks"}
 """The form editor of each kind of file (the YAML editor is /edit for every kind)."""
 SAMPLES_SHOWN = 200
 """Samples listed on a run's page; the data explorer pages through the rest."""
@@ -35,8 +35,10 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     access = Access(service, auth_on)
     from benchwright.server.ui.forms import register_forms
+    from benchwright.server.ui.tasks import register_tasks
 
     register_forms(service, access)
+    register_tasks(service, access)
 
     def denied(title: str, need: Role = "viewer") -> bool:
         """With ``--auth`` and no token of the role: show the sign-in form instead."""
