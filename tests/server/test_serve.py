@@ -64,7 +64,8 @@ def test_with_auth_every_route_wants_a_token(workspace: Path, bw: Runner) -> Non
     base = f"http://127.0.0.1:{port}/api"
     try:
         _up(f"{base}/health", proc)
-        for method, path in (("GET", "/files"), ("GET", "/files/configs/example.yaml"), ("GET", "/runs"),
+        for method, path in (("GET", "/health"), ("GET", "/files"), ("GET", "/files/configs/example.yaml"),
+                             ("GET", "/runs"),
                              ("GET", "/runs/x/records"), ("PUT", "/files/configs/example.yaml"),
                              ("POST", "/runs"), ("GET", "/tokens")):
             for headers in ({}, {"Authorization": "Bearer bw_nope_wrong"}):

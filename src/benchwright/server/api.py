@@ -180,7 +180,7 @@ def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False) -
     api = APIRouter(prefix="/api", responses=ERRORS)
 
     @api.get("/health")
-    def health() -> dict[str, Any]:
+    def health(_: Viewer) -> dict[str, Any]:
         return {"ok": True, "version": __version__, "workspace": str(ws.root), "auth": auth_on}
 
     @api.get("/files")
