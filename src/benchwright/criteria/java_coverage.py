@@ -83,6 +83,10 @@ REPORT = "bw_coverage.txt"
 STDERR = "bw_coverage_stderr.txt"
 RUN_CLASS = "BwCoverageRun"
 REPORT_CLASS = "BwCoverageReport"
+INSTRUMENTED_FACTOR = 3.0
+"""How much longer than the runner's own wall budget the instrumented run (javac, the test JVM
+with the agent) may take: instrumentation slows it, and a busy machine more so; a coverage run
+cut short would be an infra_error of the sample, not a fact about the solution."""
 REPORT_ALLOWANCE_S = 30.0
 """Wall seconds added to the runner's budget for analysing the execution data."""
 TOOL_JVM = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:-UsePerfData")
@@ -218,7 +222,8 @@ class JavaJacoco(Criterion):
         test_class = free_class_name(source)
         layout = build_test_class(test_class, ctx.rendered.tests, ctx.rendered.prelude)
         timeouts = timeouts_of(ctx.rendered.tests, ctx.test_timeout_s())
-        wall = wall_limit_s(SandboxLimits(wall_s=ctx.test_timeout_s()), timeouts) + REPORT_ALLOWANCE_S
+        wall = (INSTRUMENTED_FACTOR * wall_limit_s(SandboxLimits(wall_s=ctx.test_timeout_s()), timeouts)
+                + REPORT_ALLOWANCE_S)
         heap = ctx.limits.memory_mb if ctx.limits.memory_mb > 0 else DEFAULT_HEAP_MB
         analysis_cp = ":".join(str(toolbox.java_lib(j)) for j in ANALYSIS_JARS)
         javac, java = _program("javac"), _program("java")
