@@ -4,23 +4,15 @@ test-artifacts/ui/ (BW_ARTIFACTS moves it)."""
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from tests.conftest import BIN
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
-ARTIFACTS = Path(os.environ.get("BW_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")) / "ui"
+from tests.server.conftest import serving, shot
 
 TINY = """\
 version: 1
@@ -46,48 +38,13 @@ tasks:
 CONFIG = "version: 1\ntask_sources: [tasks/tiny.yaml]\ncriteria: [unit-test]\nllms: [reference]\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def server(workspace: Path) -> Iterator[str]:
+    """The example workspace, with a tiny task source and its config, served."""
     (workspace / "tasks" / "tiny.yaml").write_text(TINY)
     (workspace / "configs" / "tiny.yaml").write_text(CONFIG)
-    port = _free_port()
-    proc = subprocess.Popen([str(BIN), "serve", str(workspace), "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
-        try:
-            httpx.get(f"{base}/api/health", timeout=1)
-            break
-        except httpx.TransportError:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
-    yield base
-    proc.terminate()
-    proc.communicate(timeout=30)
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():  # ./scripts/setup installs Debian's chromium
-        pytest.fail(f"{CHROMIUM} not found: run ./scripts/setup")
-    with sync_playwright() as p:
-        made = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield made
-        made.close()
-
-
-def shot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    with serving(workspace) as (base, _):
+        yield base
 
 
 def replace_editor_text(page: Page, text: str) -> None:
@@ -171,19 +128,7 @@ def test_with_auth_the_ui_asks_for_a_token_and_a_viewer_cannot_write(workspace: 
     made = subprocess.run([str(BIN), "token", "create", "--role", "viewer", "--workspace", str(workspace)],
                           capture_output=True, text=True, check=True)
     token = next(w for w in made.stdout.split() if w.startswith("bw_"))
-    port = _free_port()
-    proc = subprocess.Popen([str(BIN), "serve", str(workspace), "--port", str(port), "--auth"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{base}/api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
+    with serving(workspace, "--auth") as (base, _):
         page = browser.new_page(viewport={"width": 1300, "height": 900})
         page.goto(f"{base}/ui/edit?path=configs/example.yaml")
         page.wait_for_selector("[data-testid=sign-in]")
@@ -200,9 +145,6 @@ def test_with_auth_the_ui_asks_for_a_token_and_a_viewer_cannot_write(workspace: 
         assert "not write" in problem.inner_text()
         assert (workspace / "configs" / "example.yaml").read_text() == before
         shot(page, "08-viewer-cannot-write")
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
 
 
 @pytest.mark.slow

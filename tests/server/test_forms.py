@@ -3,44 +3,16 @@ in Chromium, the config form and the scenario's scorer rows against a real serve
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser
 
 from benchwright.server.service import Service
 from benchwright.server.ui import forms
 from benchwright.workspace import Workspace
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
-ARTIFACTS = Path(os.environ.get("BW_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")) / "ui"
-
-SERVE = """\
-import sys
-from pathlib import Path
-
-import uvicorn
-from nicegui import ui
-
-from benchwright.server.api import create_app
-from benchwright.server.ui.forms import register_forms
-from benchwright.workspace import Workspace
-
-app = create_app(Workspace.open(Path(sys.argv[1])), with_ui=False)
-register_forms(app.state.service)
-ui.run_with(app, mount_path="/ui", storage_secret="x", show_welcome_message=False)
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
-"""
+from tests.server.conftest import shot
 
 
 def comments(text: str) -> list[str]:
@@ -156,48 +128,6 @@ def test_text_that_is_not_a_mapping_is_refused() -> None:
 
 
 # -- in the browser --------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@pytest.fixture
-def server(workspace: Path) -> Iterator[str]:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-c", SERVE, str(workspace), str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
-        try:
-            httpx.get(f"{base}/api/health", timeout=1)
-            break
-        except httpx.TransportError:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
-    yield base
-    proc.terminate()
-    proc.communicate(timeout=30)
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():  # ./scripts/setup installs Debian's chromium
-        pytest.fail(f"{CHROMIUM} not found: run ./scripts/setup")
-    with sync_playwright() as p:
-        made = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield made
-        made.close()
-
-
-def shot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 @pytest.mark.slow

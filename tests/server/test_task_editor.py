@@ -5,13 +5,8 @@ solution through the real pipeline. Screenshots go to test-artifacts/ui/."""
 from __future__ import annotations
 
 import difflib
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
@@ -20,26 +15,7 @@ from benchwright.errors import InputError
 from benchwright.server.ui.tasks import edit_task, task_fields
 from benchwright.task.model import TaskSource
 from tests.conftest import FIXTURES
-from tests.server.test_browser import _free_port, browser, shot  # noqa: F401  (browser is a fixture)
-
-SERVER = """\
-import sys
-from pathlib import Path
-
-import uvicorn
-from nicegui import ui
-
-from benchwright.server.api import create_app
-from benchwright.server.service import Service
-from benchwright.server.ui.tasks import register_tasks
-from benchwright.workspace import Workspace
-
-ws = Workspace.open(Path(sys.argv[1]))
-app = create_app(ws, with_ui=False)
-register_tasks(Service(ws))
-ui.run_with(app, mount_path="/ui", storage_secret="x", show_welcome_message=False)
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
-"""
+from tests.server.conftest import shot
 
 
 def _source(text: str) -> TaskSource:
@@ -121,33 +97,13 @@ def test_no_such_task_is_an_input_error(workspace: Path) -> None:
         edit_task(text, "basics.yaml", 999, {})
 
 
-@pytest.fixture
-def task_server(workspace: Path) -> Iterator[str]:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-c", SERVER, str(workspace), str(port)], cwd=workspace,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
-        try:
-            httpx.get(f"{base}/api/health", timeout=1)
-            break
-        except httpx.TransportError:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
-    yield base
-    proc.terminate()
-    proc.communicate(timeout=30)
-
-
 @pytest.mark.slow
-def test_edit_a_hidden_test_save_and_run_the_golden_solution(task_server: str, browser: Browser,  # noqa: F811
+def test_edit_a_hidden_test_save_and_run_the_golden_solution(server: str, browser: Browser,
                                                             workspace: Path) -> None:
     file = workspace / "tasks" / "basics.yaml"
     before = file.read_text()
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{task_server}/ui/tasks?path=tasks/basics.yaml")
+    page.goto(f"{server}/ui/tasks?path=tasks/basics.yaml")
     page.wait_for_selector("[data-testid=task-collapse-runs]")
     total = len(_source(before).tasks)
     page.fill("[data-testid=filter-name]", "persist")
