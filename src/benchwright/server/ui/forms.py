@@ -12,8 +12,7 @@ from __future__ import annotations
 import functools
 import io
 import typing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -26,6 +25,7 @@ from benchwright.agents.scenario import ScorerBase, ScorerSpec
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.server.service import Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
+from benchwright.server.ui.layout import denied, frame
 
 LIST_FILTERS = ("difficulties", "areas", "languages")
 COMMON_SCORER_FIELDS = ("name", "required", "type")
@@ -311,18 +311,6 @@ def register_forms(service: Service, access: Access | None = None) -> None:
     from nicegui import run, ui
 
     from benchwright.registry import registry
-    from benchwright.server.ui.pages import NAV
-
-    @contextmanager
-    def frame(title: str) -> Iterator[None]:
-        ui.page_title(f"{title} - benchwright")
-        with ui.header().classes("items-center gap-6 bg-slate-800"):
-            ui.label("benchwright").classes("text-lg font-bold")
-            for label, target in NAV:
-                ui.link(label, target).classes("text-white")
-        with ui.column().classes("w-full p-4 gap-4"):
-            ui.label(title).classes("text-2xl font-semibold").props('data-testid="page-title"')
-            yield
 
     class Editor:
         """The YAML beside a form: form changes edit the text; save writes it."""
@@ -402,11 +390,9 @@ def register_forms(service: Service, access: Access | None = None) -> None:
 
     @ui.page("/config")
     def config_page(path: str) -> None:
-        if access is not None and not access.allows("viewer"):
-            with frame(f"Config {path}"):
-                access.sign_in()
+        if denied(access, f"Config {path}"):
             return
-        with frame(f"Config {path}"):
+        with frame(f"Config {path}", access):
             got = opened(path, "config")
             if got is None:
                 return
@@ -476,11 +462,9 @@ def register_forms(service: Service, access: Access | None = None) -> None:
 
     @ui.page("/scenario")
     def scenario_page(path: str) -> None:
-        if access is not None and not access.allows("viewer"):
-            with frame(f"Scenario {path}"):
-                access.sign_in()
+        if denied(access, f"Scenario {path}"):
             return
-        with frame(f"Scenario {path}"):
+        with frame(f"Scenario {path}", access):
             got = opened(path, "scenario")
             if got is None:
                 return

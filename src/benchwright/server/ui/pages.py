@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from benchwright.errors import InputError, UserError
 from benchwright.results.report import format_value, gate_rows, rows
-from benchwright.server.auth import Role
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
+from benchwright.server.ui.layout import denied, frame
 
-NAV = (("Files", "/"), ("Launch", "/launch"), ("Runs", "/runs"), ("Explorer", "/explorer"),
-       ("Compare", "/compare"))
 FORM_PAGES: dict[str, str] = {"config": "/config", "scenario": "/scenario", "task-source": "/tasks"}
 """The form editor of each kind of file (the YAML editor is /edit for every kind)."""
 SAMPLES_SHOWN = 200
@@ -40,14 +36,6 @@ def register(service: Service, *, auth_on: bool) -> None:
     register_forms(service, access)
     register_tasks(service, access)
 
-    def denied(title: str, need: Role = "viewer") -> bool:
-        """With ``--auth`` and no token of the role: show the sign-in form instead."""
-        if access.allows(need):
-            return False
-        with frame(title):
-            access.sign_in(need)
-        return True
-
     def may_write(where: Any) -> bool:
         if access.allows("editor"):
             return True
@@ -56,24 +44,11 @@ def register(service: Service, *, auth_on: bool) -> None:
                 .props('data-testid="problem"')
         return False
 
-    @contextmanager
-    def frame(title: str) -> Iterator[None]:
-        ui.page_title(f"{title} - benchwright")
-        with ui.header().classes("items-center gap-6 bg-slate-800"):
-            ui.label("benchwright").classes("text-lg font-bold")
-            for label, target in NAV:
-                ui.link(label, target).classes("text-white")
-            if auth_on:
-                ui.label("tokens required").classes("text-xs text-amber-300")
-        with ui.column().classes("w-full p-4 gap-4"):
-            ui.label(title).classes("text-2xl font-semibold").props('data-testid="page-title"')
-            yield
-
     @ui.page("/")
     def files_page() -> None:
-        if denied("Files"):
+        if denied(access, "Files"):
             return
-        with frame("Files"):
+        with frame("Files", access):
             for kind, folder in FOLDERS.items():
                 ui.label(f"{folder}/").classes("text-lg font-medium")
                 for f in service.list_files(kind):
@@ -88,10 +63,10 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/edit")
     def edit_page(path: str) -> None:
-        if denied(f"Edit {path}"):
+        if denied(access, f"Edit {path}"):
             return
         kind = _kind(path)
-        with frame(f"Edit {path}"):
+        with frame(f"Edit {path}", access):
             if kind is None:
                 ui.label(f"{path} is not a config, task source or scenario").classes("text-red-700")
                 return
@@ -139,9 +114,9 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/launch")
     def launch_page() -> None:
-        if denied("Launch a run"):
+        if denied(access, "Launch a run"):
             return
-        with frame("Launch a run"):
+        with frame("Launch a run", access):
             configs = [f.path for f in service.list_files("config")]
             chosen = ui.select(configs, value=configs[0] if configs else None, label="execution config") \
                 .classes("w-96").props('data-testid="config"')
@@ -174,17 +149,17 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/runs")
     def runs_page() -> None:
-        if denied("Runs"):
+        if denied(access, "Runs"):
             return
-        with frame("Runs"):
+        with frame("Runs", access):
             for run in service.runs():
                 ui.link(f"{run['run_id']}: {run['state']}", f"/run/{run['run_id']}")
 
     @ui.page("/run/{run_id}")
     def run_page(run_id: str) -> None:
-        if denied(f"Run {run_id}"):
+        if denied(access, f"Run {run_id}"):
             return
-        with frame(f"Run {run_id}"):
+        with frame(f"Run {run_id}", access):
             progress = ui.column().classes("w-full")
             results = ui.column().classes("w-full")
             seen = {"state": ""}
@@ -252,9 +227,9 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/explorer")
     def explorer_page(run: str | None = None) -> None:
-        if denied("Data explorer"):
+        if denied(access, "Data explorer"):
             return
-        with frame("Data explorer"):
+        with frame("Data explorer", access):
             runs = [r["run_id"] for r in service.runs()]
             state: dict[str, Any] = {"offset": 0}
             with ui.row().classes("items-end gap-2"):
@@ -296,9 +271,9 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/compare")
     def compare_page(a: str | None = None, b: str | None = None) -> None:
-        if denied("Compare two runs"):
+        if denied(access, "Compare two runs"):
             return
-        with frame("Compare two runs"):
+        with frame("Compare two runs", access):
             runs = [r["run_id"] for r in service.runs()]
             with ui.row().classes("items-end"):
                 first = ui.select(runs, value=a or (runs[1] if len(runs) > 1 else None), label="run A") \
@@ -333,12 +308,12 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/sample/{run_id}/{execution_id}")
     def sample_page(run_id: str, execution_id: str) -> None:
-        if denied("Sample"):
+        if denied(access, "Sample"):
             return
         data = service.sample(run_id, execution_id)
         records = data["records"]
         first = records[0] if records else {}
-        with frame(f"{first.get('task', execution_id)} [{first.get('language', '')}] {first.get('model', '')}"):
+        with frame(f"{first.get('task', execution_id)} [{first.get('language', '')}] {first.get('model', '')}", access):
             gen = data["generation"] or {}
             with ui.expansion("Prompt").classes("w-full"):
                 ui.code(gen.get("prompt") or "", language="markdown").classes("w-full")
@@ -372,13 +347,13 @@ def register(service: Service, *, auth_on: bool) -> None:
 
     @ui.page("/agent/{run_id}/{execution_id}")
     def agent_page(run_id: str, execution_id: str) -> None:
-        if denied("Agent trace"):
+        if denied(access, "Agent trace"):
             return
         data = service.sample(run_id, execution_id)
         records = data["records"]
         by = {r["criterion"]: r for r in records}
         first = records[0] if records else {}
-        with frame(f"Agent trace: {first.get('model', '')} on {first.get('task_source', '')}/{first.get('task', '')}"):
+        with frame(f"Agent trace: {first.get('model', '')} on {first.get('task_source', '')}/{first.get('task', '')}", access):
             scorers = [r for r in records if (r.get("details") or {}).get("kind") == "scorer"]
             objective = by.get("objective")
             with ui.card().classes("w-full").props('data-testid="scorers-card"'):

@@ -28,6 +28,7 @@ from benchwright import yamldoc
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.server.service import Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
+from benchwright.server.ui.layout import denied, frame
 from benchwright.task.model import Task, TaskSource
 
 KIND: FileKind = "task-source"
@@ -313,16 +314,11 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
 
     @ui.page("/tasks")
     async def tasks_page(path: str = "") -> None:
-        ui.page_title(f"Tasks {path} - benchwright")
-        with ui.header().classes("items-center gap-6 bg-slate-800"):
-            ui.link("benchwright", "/").classes("text-lg font-bold text-white")
-            ui.link("Raw YAML", f"/edit?path={path}").classes("text-white")
-        root = ui.column().classes("w-full p-4 gap-4")
-        with root:
-            ui.label(f"Tasks {path}").classes("text-2xl font-semibold").props('data-testid="page-title"')
-            if access is not None and not access.allows("viewer"):
-                access.sign_in()
-                return
+        if denied(access, f"Tasks {path}"):
+            return
+        with frame(f"Tasks {path}", access):
+            ui.link("Raw YAML", f"/edit?path={path}")
+            root = ui.column().classes("w-full gap-4")
         try:
             got = await run.io_bound(service.read_file, path, KIND)
             if got is None:  # the server is stopping
