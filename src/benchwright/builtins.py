@@ -27,6 +27,7 @@ def register(reg: Registry) -> None:
     from benchwright.model.openai_compat import OpenAICompatibleProvider
     from benchwright.model.reference import ReferenceProvider
     from benchwright.model.replay import ReplayProvider
+    from benchwright.run.executor import LocalExecutor
     from benchwright.sandbox.bwrap import BwrapSandbox
     from benchwright.sandbox.rlimit import RlimitSandbox
     from benchwright.sandbox.unshare import UnshareSandbox
@@ -49,3 +50,13 @@ def register(reg: Registry) -> None:
     reg.add("sandbox", "rlimit", RlimitSandbox)
     for scorer in SCORERS:
         reg.add("scorer", scorer.type, scorer)
+    reg.add("executor", "local", LocalExecutor, "this machine: a process per core, asyncio for generation")
+    reg.add("executor", "ray", _ray_executor, "a Ray cluster's workers (needs benchwright[ray])")
+
+
+def _ray_executor(options: object = None) -> object:
+    """Imported when asked for: Ray is an optional extra."""
+    from benchwright.run.cluster import RayExecutor
+    from benchwright.run.executor import ExecutorOptions
+
+    return RayExecutor(options if isinstance(options, ExecutorOptions) else None)

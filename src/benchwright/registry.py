@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from benchwright.errors import PluginNotFound
 
-Kind = Literal["criterion", "provider", "language", "sandbox", "scorer"]
-KINDS: tuple[Kind, ...] = ("criterion", "provider", "language", "sandbox", "scorer")
+Kind = Literal["criterion", "provider", "language", "sandbox", "scorer", "executor"]
+KINDS: tuple[Kind, ...] = ("criterion", "provider", "language", "sandbox", "scorer", "executor")
 
 @dataclass(frozen=True)
 class Plugin:

@@ -186,6 +186,12 @@ def run(
     resume: Annotated[str | None, typer.Option(help="Finish the run RUN_ID where it stopped.")] = None,
     retry_errors: Annotated[bool, typer.Option(help="With --resume: run infra_error samples again.")] = False,
     run_id: Annotated[str | None, typer.Option(help="Name the run (default: config-date-time).")] = None,
+    executor: Annotated[str | None, typer.Option(
+        help="Where samples run: local (this machine) or ray (a Ray cluster); "
+        "default: the settings' executor:, else local.")] = None,
+    ray_address: Annotated[str | None, typer.Option(
+        help="With --executor ray: auto, ray://HOST:PORT or HOST:PORT (default: the settings' "
+        "ray.address; none: start Ray on this machine).")] = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Run a benchmark: every model on every selected task. Exit 1 if a threshold is missed."""
@@ -202,10 +208,14 @@ def run(
     ws = _ws(workspace)
     phases = _Phases()
     golden = phases.callback("golden timings")
+    if ray_address is not None and (executor or ws.settings.executor) != "ray":
+        raise UserError("--ray-address applies to the ray executor: add --executor ray "
+                        "(or set executor: ray in benchwright.yaml)")
+    where = engine.ExecutorChoice(executor, ray_address)
     if resume:
         try:
             result = engine.resume(ws, resume, phases.callback(f"resume {resume}"), retry_errors,
-                                   measuring=golden, warn=_warn)
+                                   measuring=golden, warn=_warn, executor=where)
         finally:
             phases.stop()
     else:
@@ -225,7 +235,7 @@ def run(
         cfg = ws.resolve(config)
         try:
             result = engine.start(ws, cfg, tasks or [], phases.callback("run"), run_id, warn,
-                                  measuring=golden, warn=_warn)
+                                  measuring=golden, warn=_warn, executor=where)
         finally:
             phases.stop()
     for part in report_renderables(result.summary):

@@ -186,6 +186,23 @@ class SonarQubeSettings(BaseModel):
         return value
 
 
+class RaySettings(BaseModel):
+    """``ray:``: the Ray cluster a run with ``executor: ray`` (or ``--executor ray``) joins."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    address: str | None = Field(
+        default=None, description="auto (the cluster this machine belongs to, or RAY_ADDRESS), "
+        "ray://HOST:PORT (Ray Client), HOST:PORT; none: start Ray on this machine for the run.")
+    max_retries: int = Field(
+        default=3, ge=0, le=100,
+        description="How often a sample whose worker or node died is run again on another one.")
+    in_flight: int | None = Field(
+        default=None, ge=1, le=1_000_000,
+        description="Samples sent to the cluster and not yet recorded, at most "
+        "(default: 4 per CPU of the cluster).")
+
+
 def _presets() -> dict[str, ProviderSettings]:
     from benchwright.model.presets import PRESETS
 
@@ -202,6 +219,10 @@ class Settings(BaseModel):
         description="Named providers; without this key, the presets (openai, openrouter, mistral, "
         "anthropic, vllm, ollama, llamacpp, lmstudio).")
     sandbox: str | None = Field(default=None, description="Sandbox backend (default: best available).")
+    executor: str = Field(
+        default="local", min_length=1,
+        description="Where samples run: local (this machine's cores) or ray (a Ray cluster, see ray:).")
+    ray: RaySettings = Field(default_factory=RaySettings, description="The Ray cluster, for executor: ray.")
     prices: dict[str, Price] = Field(default_factory=dict, description="Model name -> price, for all providers.")
     energy: EnergySettings = Field(
         default_factory=EnergySettings,

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from benchwright.errors import InfraError, UserError
 from benchwright.model.base import ToolCall
@@ -55,6 +55,15 @@ CREATE INDEX IF NOT EXISTS generations_provider_model ON generations (provider, 
 """
 _COLUMNS = ("text, tokens_in, tokens_out, tokens_estimated, finish_reason, cost_usd, "
             "answer_model, latency_ms, created, tool_calls")
+
+
+class AnswerCache(Protocol):
+    """What the generation engine needs of a cache: :class:`GenerationCache` on this machine,
+    or the Ray executor's view of the driver's one."""
+
+    def get(self, key: str) -> CachedAnswer | None: ...
+
+    def put(self, key: str, provider: str, model: str, entry: CachedAnswer) -> None: ...
 
 
 def cache_key(provider: str, provider_type: str, base_url: str | None, request: GenerationRequest) -> str:

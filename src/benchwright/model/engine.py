@@ -17,14 +17,21 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from benchwright.config.settings import Settings
+from benchwright.config.settings import ProviderSettings, Settings
 from benchwright.model import prices, tokens
 from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
-from benchwright.model.cache import CachedAnswer, GenerationCache, cache_key
-from benchwright.model.limits import ProviderLimits
+from benchwright.model.cache import AnswerCache, CachedAnswer, cache_key
+from benchwright.model.limits import Limits, ProviderLimits
 
 CachePolicy = bool | Literal["refresh"]
 Sleep = Callable[[float], Awaitable[None]]
+LimitsFactory = Callable[[str, ProviderSettings], Limits]
+"""The limits of the provider called ``name`` with these settings."""
+
+
+def local_limits(name: str, conf: ProviderSettings) -> Limits:
+    """Limits kept in this process: a run on one machine."""
+    return ProviderLimits(conf.concurrency, conf.rpm)
 
 
 @dataclass(frozen=True)
@@ -47,21 +54,22 @@ class GenerationEngine:
         self,
         providers: dict[str, Provider],
         settings: Settings,
-        cache: GenerationCache | None = None,
+        cache: AnswerCache | None = None,
         policy: CachePolicy = True,
         sleep: Sleep = asyncio.sleep,
+        limits: LimitsFactory = local_limits,
     ) -> None:
         self.providers = providers
         self.settings = settings
         self.cache = cache
         self.policy = policy
         self.sleep = sleep
-        self._limits: dict[str, ProviderLimits] = {}
+        self._make_limits = limits
+        self._limits: dict[str, Limits] = {}
 
-    def limits(self, name: str) -> ProviderLimits:
+    def limits(self, name: str) -> Limits:
         if name not in self._limits:
-            conf = self.providers[name].settings
-            self._limits[name] = ProviderLimits(conf.concurrency, conf.rpm)
+            self._limits[name] = self._make_limits(name, self.providers[name].settings)
         return self._limits[name]
 
     def _key(self, name: str, request: GenerationRequest) -> str | None:

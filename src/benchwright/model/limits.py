@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
 
 class RateLimiter:
@@ -25,8 +27,25 @@ class RateLimiter:
             await asyncio.sleep(start - now)
 
 
+class Pace(Protocol):
+    async def wait(self) -> None:
+        """Return when the next request may start."""
+
+
+class Limits(Protocol):
+    """What the generation engine asks before each attempt: a slot (``async with slots``) and
+    the pace (``await rate.wait()``). :class:`ProviderLimits` keeps them in this process; the
+    Ray executor's keep them in one place for the whole cluster."""
+
+    @property
+    def slots(self) -> AbstractAsyncContextManager[object]: ...
+
+    @property
+    def rate(self) -> Pace: ...
+
+
 class ProviderLimits:
-    """What one provider may have going at once."""
+    """What one provider may have going at once, in this process."""
 
     def __init__(self, concurrency: int, rpm: float | None) -> None:
         self.slots = asyncio.Semaphore(concurrency)

@@ -38,14 +38,15 @@ from benchwright.registry import registry
 from benchwright.results.record import Generation, Record
 from benchwright.results.summary import summarize
 from benchwright.run import timelimits
-from benchwright.run.executor import Executor, LocalExecutor
+from benchwright.run.executor import Executor, ExecutorOptions
 from benchwright.run.folder import RunFolder
 from benchwright.run.plan import Plan, SampleUnit, build_plan, source_names_unique
 from benchwright.run.timelimits import MeasureProgress, TimeLimits
-from benchwright.run.worker import Worker
+from benchwright.run.worker import Worker, WorkerSpec
 from benchwright.sandbox.base import Sandbox
 from benchwright.task.load import LoadedSource, load_task_source
 from benchwright.workspace import Workspace
+from benchwright.workspace.workspace import SETTINGS_FILE
 from benchwright.yamldoc import Document
 
 Progress = Callable[[int, int, SampleUnit | None], None]
@@ -174,6 +175,45 @@ def new_run_id(config_path: Path) -> str:
     return f"{config_path.stem}-{stamp}-{secrets.token_hex(2)}"
 
 
+@dataclass(frozen=True)
+class ExecutorChoice:
+    """Where a run's samples run: an executor's name (None: the settings' ``executor:``) and,
+    for ray, the cluster's address (None: the settings' ``ray.address``)."""
+
+    name: str | None = None
+    address: str | None = None
+
+
+def make_executor(prep: Prepared, choice: ExecutorChoice | None = None) -> Executor:
+    """The executor plug-in chosen on the command line or in the settings.
+
+    Raises:
+        UserError: no executor of that name is installed (or its extra is missing).
+    """
+    choice = choice or ExecutorChoice()
+    settings = prep.workspace.settings
+    name = choice.name or settings.executor
+    in_flight = sum(p.settings.concurrency for p in prep.providers.values()) + 64
+    options = ExecutorOptions(
+        workers=prep.config.limits.concurrency,
+        max_in_flight=settings.ray.in_flight if name == "ray" else in_flight,
+        address=choice.address or settings.ray.address, max_retries=settings.ray.max_retries)
+    try:
+        executor: Executor = registry.create("executor", name, options=options)
+    except PluginNotFound as e:
+        where = "--executor" if choice.name else f"executor: in {prep.workspace.root / SETTINGS_FILE}"
+        raise UserError(f"{where}: {e}") from None
+    return executor
+
+
+def executor_info(prep: Prepared, choice: ExecutorChoice | None) -> dict[str, str]:
+    """For ``run.yaml``: where the run started (a resume may use another executor)."""
+    choice = choice or ExecutorChoice()
+    name = choice.name or prep.workspace.settings.executor
+    address = choice.address or prep.workspace.settings.ray.address
+    return {"name": name, **({"address": address} if name == "ray" and address else {})}
+
+
 def _toolchains(plan: Plan) -> dict[str, dict[str, str]]:
     out = {}
     for lang in sorted({u.language for u in plan.units}):
@@ -209,11 +249,16 @@ def manifest(prep: Prepared, run_id: str, tasks: Sequence[str]) -> dict[str, Any
     }
 
 
-def _models(plan: Plan) -> list[tuple[Any, Any]]:
-    seen: dict[str, tuple[Any, Any]] = {}
+def _models_of(plan: Plan) -> list[SampleUnit]:
+    """One unit per model label (the first of each)."""
+    seen: dict[str, SampleUnit] = {}
     for u in plan.units:
-        seen.setdefault(u.model.label, (u.model, u.resolved))
+        seen.setdefault(u.model.label, u)
     return list(seen.values())
+
+
+def _models(plan: Plan) -> list[tuple[Any, Any]]:
+    return [(u.model, u.resolved) for u in _models_of(plan)]
 
 
 class _Tracker:
@@ -294,8 +339,8 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     if retry_errors:
         drop = {r.execution_id for r in folder.records() if r.outcome == "infra_error"}
     done = folder.repair(drop=drop)
-    known = folder.generations()
     todo = [u for u in prep.plan.units if u.execution_id not in done]
+    known = folder.generations(only={u.execution_id for u in todo})
     agents_todo = [u for u in prep.agent_units if u.execution_id not in done]
     tracker = _Tracker(folder, prep, done)
     tracker.write(force=True)
@@ -310,6 +355,14 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     sandbox = wall_capped(prep.sandbox, prep.config.limits.sample_timeout_s)
     judge = Judge(generation, prep.plan.judge) if prep.plan.judge is not None else None
     worker = Worker(folder.run_id, generation, sandbox, prep.config.limits, judge=judge)
+    worker.spec = WorkerSpec(
+        run_id=folder.run_id, settings=prep.workspace.settings,
+        providers={r.provider: r for r in [*(u.resolved for u in _models_of(prep.plan)),
+                                            *([prep.plan.judge] if prep.plan.judge else [])]},
+        workspace=prep.workspace.root, sandbox=prep.sandbox.name,
+        sample_cap_s=prep.config.limits.sample_timeout_s, limits=prep.config.limits,
+        judge=prep.plan.judge if judge else None, cache_policy=prep.config.cache,
+        cache_path=cache.path if cache is not None else None)
 
     def on_generation(gen: Generation) -> None:
         folder.append_generation(gen)
@@ -320,8 +373,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
         if progress:
             progress(tracker.finished(), total, unit)
 
-    in_flight = sum(p.settings.concurrency for p in prep.providers.values()) + 64
-    runner = executor or LocalExecutor(workers=prep.config.limits.concurrency, max_in_flight=in_flight)
+    runner = executor or make_executor(prep)
 
     def on_agent(unit: AgentUnit, records: list[Record]) -> None:
         folder.append_records(records)
@@ -378,19 +430,24 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
 
 def start(ws: Workspace, config_path: Path, tasks: Sequence[str] = (), progress: Progress | None = None,
           run_id: str | None = None, prepared: Callable[[Prepared], None] | None = None, *,
-          measuring: MeasureProgress | None = None, warn: Callable[[str], None] | None = None) -> RunResult:
+          measuring: MeasureProgress | None = None, warn: Callable[[str], None] | None = None,
+          executor: ExecutorChoice | None = None) -> RunResult:
     """Check everything, then create the run folder and run. ``prepared`` sees the checked plan
     before anything is written (the CLI prints its warnings there)."""
     prep = prepare(ws, config_path, tasks)
     if prepared is not None:
         prepared(prep)
     rid = run_id or new_run_id(config_path)
-    folder = RunFolder.create(ws.results / rid, manifest(prep, rid, tasks))
-    return execute(prep, folder, progress, measuring=measuring, warn=warn)
+    runner = make_executor(prep, executor)  # a missing extra stops the run before its folder
+    info = manifest(prep, rid, tasks)
+    info["executor"] = executor_info(prep, executor)
+    folder = RunFolder.create(ws.results / rid, info)
+    return execute(prep, folder, progress, runner, measuring=measuring, warn=warn)
 
 
 def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_errors: bool = False, *,
-           measuring: MeasureProgress | None = None, warn: Callable[[str], None] | None = None) -> RunResult:
+           measuring: MeasureProgress | None = None, warn: Callable[[str], None] | None = None,
+           executor: ExecutorChoice | None = None) -> RunResult:
     """Finish a run that stopped: no record lost, doubled or torn; no generation made twice.
 
     Raises:
@@ -412,4 +469,5 @@ def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_e
     backend = (info.get("sandbox") or {}).get("backend")  # a resumed run keeps its isolation
     prep = Prepared(ws, config_path, config, sources, plan, make_providers(ws, plan, units),
                     make_sandbox(ws, backend if isinstance(backend, str) else None), scenarios, units)
-    return execute(prep, folder, progress, retry_errors=retry_errors, measuring=measuring, warn=warn)
+    return execute(prep, folder, progress, make_executor(prep, executor), retry_errors=retry_errors,
+                   measuring=measuring, warn=warn)

@@ -1,4 +1,6 @@
-"""The executor interface: where units of work run. The local one uses this machine's cores."""
+"""The executor interface: where units of work run. ``local`` uses this machine's cores;
+``ray`` (:mod:`benchwright.run.cluster`) a Ray cluster's. Both are plug-ins of kind
+``executor``, built with :class:`ExecutorOptions`."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import asyncio
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from benchwright.results.record import Generation, Record
 from benchwright.run.plan import SampleUnit
@@ -14,6 +17,20 @@ from benchwright.run.worker import Worker
 
 OnGeneration = Callable[[Generation], None]
 OnResult = Callable[[SampleUnit, Generation, list[Record]], None]
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """What an executor is built with (each takes what applies to it)."""
+
+    workers: int | None = None
+    """Samples evaluated at once on this machine (local; default: its cores)."""
+    max_in_flight: int | None = None
+    """Samples started and not yet recorded, at most (default: enough to keep workers busy)."""
+    address: str | None = None
+    """The cluster to join (ray: ``auto``, ``ray://HOST:PORT``; none: start one here)."""
+    max_retries: int = 3
+    """How often a unit whose worker or node died is run again elsewhere (ray)."""
 
 
 class Executor(abc.ABC):
@@ -41,9 +58,10 @@ class LocalExecutor(Executor):
     bounds the samples started and not yet recorded (``max_in_flight``), so memory stays flat.
     """
 
-    def __init__(self, workers: int | None = None, max_in_flight: int = 256) -> None:
-        self.workers = workers or os.cpu_count() or 1
-        self.max_in_flight = max(max_in_flight, self.workers * 4)
+    def __init__(self, options: ExecutorOptions | None = None) -> None:
+        options = options or ExecutorOptions()
+        self.workers = options.workers or os.cpu_count() or 1
+        self.max_in_flight = max(options.max_in_flight or 256, self.workers * 4)
 
     async def run(
         self,
@@ -68,11 +86,14 @@ class LocalExecutor(Executor):
                 finally:
                     in_flight.release()
 
-            tasks = []
+            running: set[asyncio.Task[None]] = set()  # only the unfinished: memory stays flat
             try:
                 for unit in units:
                     await in_flight.acquire()
-                    tasks.append(asyncio.create_task(one(unit)))
-                await asyncio.gather(*tasks)
+                    task = asyncio.create_task(one(unit))
+                    running.add(task)
+                    task.add_done_callback(running.discard)
+                if running:
+                    await asyncio.gather(*running)
             finally:
                 worker.close()  # the pool's threads end here, and with them their servers

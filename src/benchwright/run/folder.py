@@ -49,6 +49,19 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 continue
 
 
+def _record_line(raw: bytes) -> dict[str, Any] | None:
+    """A whole line of ``records.jsonl`` holding a record, else None (torn, or not a record)."""
+    if not raw.endswith(b"\n"):
+        return None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("execution_id"), str):
+        return None
+    return data
+
+
 class RunFolder:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -85,9 +98,13 @@ class RunFolder:
         _append(self.path / RECORDS_FILE, [r.model_dump_json() for r in records])
 
     # -- reading ---------------------------------------------------------------------------
-    def generations(self) -> dict[str, Generation]:
+    def generations(self, only: set[str] | None = None) -> dict[str, Generation]:
+        """The saved generations by execution id (the last of each); with ``only``, just those
+        samples' (a resumed run needs the generations of the samples it has yet to record)."""
         out: dict[str, Generation] = {}
         for data in _read_jsonl(self.path / GENERATIONS_FILE):
+            if only is not None and data.get("execution_id") not in only:
+                continue
             gen = Generation.model_validate(data)
             out[gen.execution_id] = gen
         return out
@@ -101,37 +118,46 @@ class RunFolder:
 
         A torn last line and the records of a sample whose block was cut short are removed
         (that sample runs again, from its saved generation); so are samples in ``drop``.
+        Two passes over the file, holding a few numbers per sample, never the records: a run of
+        any size resumes in bounded memory.
         """
         self._trim_torn_tail(self.path / GENERATIONS_FILE)
         path = self.path / RECORDS_FILE
-        groups: dict[str, list[dict[str, Any]]] = {}
-        order: list[str] = []
+        if not path.exists():
+            return {}
+        # execution id -> [records seen, records the block should have, indexes seen, outcome]
+        seen: dict[str, tuple[int, int, frozenset[int], str]] = {}
         torn = False
-        if path.exists():
-            with path.open("rb") as f:
+        with path.open("rb") as f:
+            for raw in f:
+                data = _record_line(raw)
+                if data is None:
+                    torn = True  # torn, or not a record: dropped
+                    continue
+                eid = data["execution_id"]
+                index = data.get("record_index")
+                if eid in seen:
+                    n, expected, indexes, outcome = seen[eid]
+                    seen[eid] = (n + 1, expected, indexes | {index if isinstance(index, int) else -1},
+                                 outcome)
+                else:
+                    count = data.get("record_count", 1)
+                    seen[eid] = (1, count if isinstance(count, int) else 1,
+                                 frozenset({index if isinstance(index, int) else -1}),
+                                 data.get("outcome") or "")
+        keep = {eid for eid, (n, expected, indexes, _) in seen.items()
+                if eid not in (drop or set()) and n == expected and len(indexes) == n}
+        if torn or len(keep) != len(seen):
+            tmp = path.with_name(path.name + ".repair")
+            with path.open("rb") as f, tmp.open("wb") as out:
                 for raw in f:
-                    try:
-                        data = json.loads(raw) if raw.endswith(b"\n") else None
-                    except json.JSONDecodeError:
-                        data = None
-                    if not isinstance(data, dict) or not isinstance(data.get("execution_id"), str):
-                        torn = True  # torn, or not a record: dropped
-                        continue
-                    eid = data["execution_id"]
-                    if eid not in groups:
-                        groups[eid] = []
-                        order.append(eid)
-                    groups[eid].append(data)
-        keep = [
-            eid for eid in order
-            if eid not in (drop or set())
-            and len(groups[eid]) == groups[eid][0].get("record_count", 1)
-            and len({r.get("record_index") for r in groups[eid]}) == len(groups[eid])
-        ]
-        if torn or len(keep) != len(order):
-            lines = [json.dumps(r) for eid in keep for r in groups[eid]]
-            yamldoc.atomic_write(path, "".join(line + "\n" for line in lines))
-        return {eid: groups[eid][0].get("outcome") or "" for eid in keep}
+                    data = _record_line(raw)
+                    if data is not None and data["execution_id"] in keep:
+                        out.write(raw)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, path)
+        return {eid: seen[eid][3] for eid in keep}
 
     @staticmethod
     def _trim_torn_tail(path: Path) -> None:

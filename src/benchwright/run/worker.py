@@ -5,14 +5,19 @@ from __future__ import annotations
 import re
 import time
 import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
 from benchwright.config.model import Limits
+from benchwright.config.settings import Settings
 from benchwright.criteria.base import Criterion, Measurement, SampleContext
 from benchwright.errors import InfraError
 from benchwright.lang.base import Language
 from benchwright.model.base import GenerationRequest
 from benchwright.model.engine import GenerationEngine
 from benchwright.model.judge import Judge
+from benchwright.model.resolve import ResolvedModel
 from benchwright.registry import registry
 from benchwright.results.record import Generation, Outcome, Record
 from benchwright.run.plan import SampleUnit
@@ -43,8 +48,33 @@ def extract(unit: SampleUnit, raw: str, lang: Language | None) -> str:
     return prompt + code
 
 
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What it takes to build a run's :class:`Worker` in another process or on another machine
+    (a Ray worker): no open clients, no secrets (keys are read from that machine's environment
+    by the providers it creates)."""
+
+    run_id: str
+    settings: Settings
+    providers: dict[str, ResolvedModel]
+    """One resolved model per provider the run uses, by provider name."""
+    workspace: Path
+    sandbox: str
+    """The sandbox backend's name (a resumed run keeps its own)."""
+    sample_cap_s: float | None
+    limits: Limits
+    judge: ResolvedModel | None
+    cache_policy: bool | Literal["refresh"]
+    cache_path: Path | None
+    """The workspace's generation cache, where the driver runs; None: no cache."""
+
+
 class Worker:
     """Does the work of units; shared by every executor. Thread-safe for ``evaluate``."""
+
+    spec: WorkerSpec | None = None
+    """How to build this worker elsewhere (set by the engine; executors that leave this
+    process need it)."""
 
     def __init__(self, run_id: str, engine: GenerationEngine, sandbox: Sandbox, limits: Limits,
                  judge: Judge | None = None) -> None:

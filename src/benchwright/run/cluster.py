@@ -1,0 +1,351 @@
+"""The Ray executor: a run's samples as Ray tasks on the workers of a Ray cluster.
+
+The driver (the ``benchwright run`` process) plans the run and sends each sample to the
+cluster as one Ray task: generate (unless the run already holds the generation), then execute
+and evaluate in that worker's own sandbox. What comes back is written by the driver alone, so
+``records.jsonl``, ``generations.jsonl``, ``status.yaml``, resume and the summary are exactly
+those of a local run.
+
+One actor per run, :class:`RunServices`, placed on the driver's node, keeps what must be one
+for the whole cluster: every provider's slots and pace (its ``concurrency`` and ``rpm`` hold
+across all workers) and the workspace's generation cache (the driver's file: a generation made
+on any node is never paid for again).
+
+Faults: a task whose worker process or node dies is run again elsewhere by Ray, up to
+``ray.max_retries`` times; its records are written once, when its result comes back. A sample
+whose task still fails is recorded as ``infra_error`` (``--retry-errors`` runs it again), and the
+run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from benchwright.config.settings import ProviderSettings
+from benchwright.errors import UserError
+from benchwright.model import resolve as model_resolve
+from benchwright.model.cache import CachedAnswer, GenerationCache
+from benchwright.model.engine import GenerationEngine
+from benchwright.model.judge import Judge
+from benchwright.model.limits import Limits, RateLimiter
+from benchwright.results.record import Generation, Record
+from benchwright.run.executor import Executor, ExecutorOptions, OnGeneration, OnResult
+from benchwright.run.plan import SampleUnit
+from benchwright.run.worker import Worker, WorkerSpec
+from benchwright.sandbox.select import best_sandbox
+from benchwright.sandbox.wallcap import wall_capped
+
+INSTALL_HINT = "pip install 'benchwright[ray]'"
+LEASE_MARGIN_S = 30.0
+"""A slot not given back within the provider's ``timeout_s`` plus this is taken back (its
+worker died holding it)."""
+
+
+def import_ray() -> ModuleType:
+    """Ray, or a clear error naming the extra that brings it."""
+    try:
+        import ray
+    except ImportError:
+        raise UserError(f"--executor ray needs Ray, which is not installed ({INSTALL_HINT})") from None
+    return ray
+
+
+# -- the run's services: one actor on the driver's node ------------------------------------------
+
+
+class _Leases:
+    """``concurrency`` slots handed out as leases that expire (a dead worker's slot comes back)."""
+
+    def __init__(self, concurrency: int, lease_s: float) -> None:
+        self.concurrency = concurrency
+        self.lease_s = lease_s
+        self.held: dict[str, float] = {}
+        self.peak = 0
+        self.granted = 0
+        self.cond = asyncio.Condition()
+
+    def _reclaim(self) -> None:
+        now = time.monotonic()
+        for lease in [k for k, expiry in self.held.items() if expiry < now]:
+            del self.held[lease]
+
+    async def acquire(self) -> str:
+        async with self.cond:
+            while True:
+                self._reclaim()
+                if len(self.held) < self.concurrency:
+                    lease = uuid.uuid4().hex
+                    self.held[lease] = time.monotonic() + self.lease_s
+                    self.granted += 1
+                    self.peak = max(self.peak, len(self.held))
+                    return lease
+                with contextlib.suppress(TimeoutError):  # look for expired leases each second
+                    await asyncio.wait_for(self.cond.wait(), timeout=1.0)
+
+    async def release(self, lease: str) -> None:
+        async with self.cond:
+            self.held.pop(lease, None)
+            self.cond.notify()
+
+
+class RunServices:
+    """The cluster-wide part of a run: provider limits and the generation cache (a Ray actor)."""
+
+    def __init__(self, cache_path: str | None, providers: dict[str, ProviderSettings]) -> None:
+        self.cache = GenerationCache(Path(cache_path)) if cache_path else None
+        self.slots = {name: _Leases(conf.concurrency, conf.timeout_s + LEASE_MARGIN_S)
+                      for name, conf in providers.items()}
+        self.paces = {name: RateLimiter(conf.rpm) for name, conf in providers.items()}
+
+    async def acquire(self, provider: str) -> str:
+        return await self.slots[provider].acquire()
+
+    async def release(self, provider: str, lease: str) -> None:
+        await self.slots[provider].release(lease)
+
+    async def pace(self, provider: str) -> None:
+        await self.paces[provider].wait()
+
+    async def get(self, key: str) -> CachedAnswer | None:
+        return self.cache.get(key) if self.cache is not None else None
+
+    async def put(self, key: str, provider: str, model: str, entry: CachedAnswer) -> None:
+        if self.cache is not None:
+            self.cache.put(key, provider, model, entry)
+
+    async def usage(self) -> dict[str, dict[str, int]]:
+        """Per provider: slots granted, and the most held at once across the cluster."""
+        return {name: {"granted": s.granted, "peak": s.peak} for name, s in self.slots.items()}
+
+    async def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+
+
+# -- on a worker: the run's Worker, built once per worker process --------------------------------
+
+
+class _ServiceCache:
+    """The driver's generation cache, seen from a worker (through :class:`RunServices`)."""
+
+    def __init__(self, services: Any) -> None:
+        self.services = services
+
+    def get(self, key: str) -> CachedAnswer | None:
+        ray = import_ray()
+        found: CachedAnswer | None = ray.get(self.services.get.remote(key))
+        return found
+
+    def put(self, key: str, provider: str, model: str, entry: CachedAnswer) -> None:
+        import_ray().get(self.services.put.remote(key, provider, model, entry))
+
+
+class _ClusterSlots:
+    def __init__(self, services: Any, provider: str) -> None:
+        self.services = services
+        self.provider = provider
+        self.leases: dict[asyncio.Task[Any] | None, str] = {}
+
+    async def __aenter__(self) -> object:
+        self.leases[asyncio.current_task()] = await self.services.acquire.remote(self.provider)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        lease = self.leases.pop(asyncio.current_task(), None)
+        if lease is not None:
+            await self.services.release.remote(self.provider, lease)
+
+
+class _ClusterPace:
+    def __init__(self, services: Any, provider: str) -> None:
+        self.services = services
+        self.provider = provider
+
+    async def wait(self) -> None:
+        await self.services.pace.remote(self.provider)
+
+
+class _ClusterLimits:
+    """A provider's limits, held by :class:`RunServices` for the whole cluster."""
+
+    def __init__(self, services: Any, provider: str) -> None:
+        self.slots = _ClusterSlots(services, provider)
+        self.rate = _ClusterPace(services, provider)
+
+
+def cluster_limits(services: Any) -> Callable[[str, ProviderSettings], Limits]:
+    def make(name: str, conf: ProviderSettings) -> Limits:
+        return _ClusterLimits(services, name)
+    return make
+
+
+class _Host:
+    """One worker process's share of a run: its Worker, with an event loop for the providers."""
+
+    def __init__(self, spec: WorkerSpec, services: Any) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="bw-ray-loop", daemon=True)
+        self.thread.start()
+        providers = {}
+        for name, resolved in spec.providers.items():
+            provider = model_resolve.create(resolved, spec.settings)
+            provider.workspace = spec.workspace
+            providers[name] = provider
+        cache = _ServiceCache(services) if spec.cache_path is not None else None
+        self.engine = GenerationEngine(providers, spec.settings, cache, spec.cache_policy,
+                                       limits=cluster_limits(services))
+        judge = None
+        if spec.judge is not None:
+            judge = Judge(self.engine, spec.judge)
+            judge.bind(self.loop)
+        sandbox = wall_capped(best_sandbox(spec.sandbox), spec.sample_cap_s)
+        self.worker = Worker(spec.run_id, self.engine, sandbox, spec.limits, judge=judge)
+
+    def generate(self, unit: SampleUnit) -> Generation:
+        return asyncio.run_coroutine_threadsafe(self.worker.generate(unit), self.loop).result()
+
+    def close(self) -> None:
+        self.worker.close()
+        asyncio.run_coroutine_threadsafe(self.engine.aclose(), self.loop).result(timeout=30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+_hosts: dict[str, _Host] = {}
+_hosts_lock = threading.Lock()
+
+
+def _host(key: str, spec_box: list[Any], services: Any) -> _Host:
+    """The run's host in this worker process (a worker serves one run at a time)."""
+    with _hosts_lock:
+        host = _hosts.get(key)
+        if host is None:
+            for old in list(_hosts):
+                _hosts.pop(old).close()
+            spec: WorkerSpec = import_ray().get(spec_box[0])
+            host = _hosts[key] = _Host(spec, services)
+        return host
+
+
+def run_unit(services: Any, key: str, spec_box: list[Any], unit: SampleUnit,
+             known: Generation | None) -> tuple[bool, Generation, list[Record]]:
+    """One sample on a worker: (whether it was generated here, its generation, its records).
+
+    ``spec_box`` holds the :class:`WorkerSpec`'s object ref inside a list, so Ray does not fetch
+    it for every task: a worker reads it once per run.
+    """
+    host = _host(key, spec_box, services)
+    made = known is None
+    gen = host.generate(unit) if known is None else known
+    return made, gen, host.worker.evaluate(unit, gen)
+
+
+# -- on the driver ---------------------------------------------------------------------------------
+
+
+class RayExecutor(Executor):
+    """Samples as Ray tasks on a cluster; the driver writes every result."""
+
+    def __init__(self, options: ExecutorOptions | None = None) -> None:
+        self.options = options or ExecutorOptions()
+        self.ray = import_ray()
+        self.usage: dict[str, dict[str, int]] = {}
+        """After a run: per provider, the slots granted and the most held at once."""
+
+    def _connect(self) -> bool:
+        """Join the cluster (``ray.address``: ``auto``, ``ray://HOST:PORT``, an address; none:
+        start Ray on this machine). True when this call connected (and must disconnect)."""
+        ray = self.ray
+        if ray.is_initialized():
+            return False
+        try:
+            ray.init(address=self.options.address, logging_level=logging.WARNING,
+                     log_to_driver=False, include_dashboard=False if self.options.address is None
+                     else None, configure_logging=True)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            where = self.options.address or "a new local Ray instance"
+            raise UserError(f"cannot reach the Ray cluster at {where}: {e} (start it with "
+                            "'ray start --head', or set --ray-address / ray.address in "
+                            "benchwright.yaml; see docs/ray.md)") from None
+        return True
+
+    def _in_flight(self) -> int:
+        if self.options.max_in_flight is not None:
+            return self.options.max_in_flight
+        cpus = int(self.ray.cluster_resources().get("CPU", 1))
+        return max(8, cpus * 4)
+
+    async def run(self, units: Sequence[SampleUnit], worker: Worker, known: dict[str, Generation],
+                  on_generation: OnGeneration, on_result: OnResult) -> None:
+        ray = self.ray
+        spec = worker.spec
+        if spec is None:
+            raise RuntimeError("the Ray executor needs the worker's spec (set by the engine)")
+        connected = self._connect()
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here = ray.get_runtime_context().get_node_id()
+        providers = {name: model_resolve.providers(spec.settings)[r.provider]
+                     for name, r in spec.providers.items()}
+        services = ray.remote(RunServices).options(
+            num_cpus=0, max_concurrency=10_000,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False),
+        ).remote(str(spec.cache_path) if spec.cache_path else None, providers)
+        task = ray.remote(run_unit).options(num_cpus=1, max_retries=self.options.max_retries,
+                                            retry_exceptions=False)
+        spec_box = [ray.put(spec)]
+        key = f"{spec.run_id}/{uuid.uuid4().hex}"
+        in_flight = asyncio.Semaphore(self._in_flight())
+        running: set[asyncio.Task[None]] = set()
+
+        async def one(unit: SampleUnit) -> None:
+            try:
+                gen = known.get(unit.execution_id)
+                if gen is not None and gen.error is not None:
+                    gen = None
+                try:
+                    made, got, records = await task.remote(services, key, spec_box, unit, gen)
+                except ray.exceptions.RayError as e:
+                    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+                    failed = Generation(
+                        run_id=spec.run_id, execution_id=unit.execution_id,
+                        task_source=unit.task_source, task=unit.task.name, language=unit.language,
+                        model=unit.model.label, provider=unit.resolved.provider, sample=unit.sample,
+                        mode=unit.api, messages=[], prompt=unit.rendered.prompt,
+                        error=f"the Ray cluster could not run this sample: {type(e).__name__}: {first}")
+                    on_result(unit, failed, worker.evaluate(unit, failed))
+                    return
+                if made:
+                    on_generation(got)
+                on_result(unit, got, records)
+            finally:
+                in_flight.release()
+
+        try:
+            for unit in units:
+                await in_flight.acquire()
+                t = asyncio.create_task(one(unit))
+                running.add(t)
+                t.add_done_callback(running.discard)
+            if running:
+                await asyncio.gather(*running)
+        finally:
+            for t in running:
+                t.cancel()
+            try:
+                self.usage = await services.usage.remote()
+                await services.close.remote()
+            except ray.exceptions.RayError:
+                pass
+            finally:
+                ray.kill(services)
+                if connected:
+                    ray.shutdown()

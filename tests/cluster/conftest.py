@@ -1,0 +1,57 @@
+"""Real multi-node Ray clusters on this machine (Ray's own ``cluster_utils.Cluster``): a head
+and worker nodes, each its own raylet with its own worker processes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ray.cluster_utils import Cluster
+
+from tests.conftest import Runner, read_jsonl
+
+FAKE_KEY = "sk-bw-ray-3e9d51c7a0b84f26"
+"""The loopback provider's key: in the nodes' environment (as on a real cluster), never in results."""
+
+
+def start_cluster(worker_nodes: int) -> Cluster:
+    os.environ["BW_FAKE_KEY"] = FAKE_KEY  # the nodes' processes inherit it, as `ray start` would
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    for _ in range(worker_nodes):
+        cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    return cluster
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[Cluster]:
+    """A head and one worker node, one CPU each: two nodes sharing this machine."""
+    cluster = start_cluster(worker_nodes=1)
+    yield cluster
+    cluster.shutdown()
+
+
+def records_by_key(run: Path) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """A run's records by (sample, criterion, test case, place in the sample's block); a key
+    written twice fails here."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in read_jsonl(run / "records.jsonl"):
+        key = (r["execution_id"], r["criterion"], r["test_case"], r["record_index"])
+        assert key not in out, f"record written twice: {key}"
+        out[key] = r
+    return out
+
+
+def humaneval_workspace(root: Path, bw: Runner, samples: int = 1) -> Path:
+    ws = root / "he"
+    (ws / "configs").mkdir(parents=True)
+    (ws / "benchwright.yaml").write_text("version: 1\n")
+    proc = bw("import", "humaneval", "--out", ws / "tasks" / "humaneval.yaml")
+    assert proc.returncode == 0, proc.stderr
+    (ws / "configs" / "he.yaml").write_text(
+        f"version: 1\ntask_sources: [tasks/humaneval.yaml]\ncriteria: [unit-test]\n"
+        f"llms: [reference]\nsamples: {samples}\n")
+    return ws

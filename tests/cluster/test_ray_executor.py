@@ -1,0 +1,189 @@
+"""``--executor ray`` on a real multi-node Ray cluster: the records of a local run, key for key;
+provider limits and the cache shared by the whole cluster; a node dying mid-run; a driver dying
+and the run resumed on the other executor."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ray.cluster_utils import Cluster
+from ruamel.yaml import YAML
+
+from benchwright.testing import OpenAIServer, Reply
+from tests.cluster.conftest import FAKE_KEY, humaneval_workspace, records_by_key, start_cluster
+from tests.conftest import BIN, Runner, humaneval_canonical, read_jsonl
+
+MEASURED = {"run_id", "time_ms"}
+"""Fields that differ between any two runs: the run's name and how long things took."""
+MEASURING = {"cpu-usage", "ram-usage", "energy", "latency"}
+"""Criteria whose score is a measurement of this run (their score, output and details differ)."""
+
+
+def assert_same_records(local: Path, ray: Path) -> int:
+    """Same records, key for key: every field equal but the measured ones."""
+    a, b = records_by_key(local), records_by_key(ray)
+    assert set(a) == set(b)
+    for key, rec in a.items():
+        other = b[key]
+        assert set(rec) == set(other), key
+        skip = MEASURED | ({"score", "output", "details"} if rec["criterion"] in MEASURING else set())
+        differ = {f for f in rec if f not in skip and rec[f] != other[f]}
+        assert not differ, (key, {f: (rec[f], other[f]) for f in differ})
+    return len(a)
+
+
+def run(bw: Runner, ws: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    proc = bw("run", *args, cwd=ws, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def manifest(run_folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = YAML(typ="safe").load((run_folder / "run.yaml").read_text())
+    return data
+
+
+@pytest.mark.slow
+def test_the_example_workspace_on_two_nodes_gives_the_local_records(
+        workspace: Path, bw: Runner, ray_cluster: Cluster) -> None:
+    run(bw, workspace, "configs/example.yaml", "--run-id", "local")
+    run(bw, workspace, "configs/example.yaml", "--run-id", "ray", "--executor", "ray",
+        "--ray-address", ray_cluster.address)
+    results = workspace / "results"
+    assert assert_same_records(results / "local", results / "ray") > 500
+    status = YAML(typ="safe").load((results / "ray" / "status.yaml").read_text())
+    assert status["state"] == "completed"
+    (source,) = status["taskSourceStatuses"].values()
+    assert source["completed"] == source["total"] > 20
+    local_gens = {g["execution_id"]: g["code"] for g in read_jsonl(results / "local" / "generations.jsonl")}
+    ray_gens = {g["execution_id"]: g["code"] for g in read_jsonl(results / "ray" / "generations.jsonl")}
+    assert ray_gens == local_gens
+    summary = YAML(typ="safe").load((results / "ray" / "summary.yaml").read_text())
+    assert summary["by_model"]["reference"]["outcomes"]["pass"] == source["total"]
+
+
+@pytest.mark.slow
+def test_humaneval_on_two_nodes_gives_the_local_records(
+        tmp_path: Path, bw: Runner, ray_cluster: Cluster) -> None:
+    ws = humaneval_workspace(tmp_path, bw)
+    run(bw, ws, "configs/he.yaml", "--run-id", "local")
+    run(bw, ws, "configs/he.yaml", "--run-id", "ray", "--executor", "ray", "--ray-address",
+        ray_cluster.address)
+    assert assert_same_records(ws / "results" / "local", ws / "results" / "ray") > 164
+    outcomes = {r["execution_id"]: r["outcome"] for r in read_jsonl(ws / "results" / "ray" / "records.jsonl")}
+    assert len(outcomes) == 164 and set(outcomes.values()) == {"pass"}
+
+
+def _fake_provider_workspace(tmp_path: Path, bw: Runner, base_url: str, concurrency: int) -> Path:
+    ws = humaneval_workspace(tmp_path, bw)
+    (ws / "benchwright.yaml").write_text(
+        "version: 1\ndefault_provider: fake\nexecutor: ray\nproviders:\n"
+        f"  fake:\n    type: openai-compatible\n    base_url: {base_url}\n"
+        f"    api_key_env: BW_FAKE_KEY\n    concurrency: {concurrency}\n")
+    (ws / "configs" / "he.yaml").write_text(
+        "version: 1\ntask_sources: [tasks/humaneval.yaml]\ncriteria: [unit-test, token-count]\n"
+        "llms:\n  - id: fake/coder-1\n    temperature: 0\n")
+    source = YAML(typ="safe").load((ws / "tasks" / "humaneval.yaml").read_text())
+    source["tasks"] = source["tasks"][:24]  # enough to keep both nodes asking at once
+    with (ws / "tasks" / "humaneval.yaml").open("w") as f:
+        YAML().dump(source, f)
+    return ws
+
+
+@pytest.mark.slow
+def test_provider_limits_and_the_cache_are_the_whole_clusters(
+        tmp_path: Path, bw: Runner, ray_cluster: Cluster) -> None:
+    canonical = humaneval_canonical()
+    prompts = list(canonical)[:24]
+
+    def answer(body: dict[str, Any]) -> Reply:
+        return Reply.answer(canonical[body["prompt"]], usage=(50, 30))
+
+    with OpenAIServer(answer=answer, delay_s=0.1, expected_key=FAKE_KEY) as srv:
+        ws = _fake_provider_workspace(tmp_path, bw, srv.base_url, concurrency=1)
+        # the key is in the nodes' environment, as on a real cluster; the driver has it too
+        env = {"BW_FAKE_KEY": FAKE_KEY, "RAY_ADDRESS": ray_cluster.address}
+        run(bw, ws, "configs/he.yaml", "--run-id", "first", "--ray-address", "auto", env=env)
+        assert srv.count == len(prompts)
+        assert srv.peak_in_flight == 1, "concurrency: 1 holds across both nodes"
+        first = ws / "results" / "first"
+        outcomes = {r["execution_id"]: r["outcome"] for r in read_jsonl(first / "records.jsonl")}
+        assert len(outcomes) == len(prompts) and set(outcomes.values()) == {"pass"}
+        assert not any(g["cached"] for g in read_jsonl(first / "generations.jsonl"))
+
+        run(bw, ws, "configs/he.yaml", "--run-id", "second", "--ray-address", "auto", env=env)
+        assert srv.count == len(prompts), "the second run is answered from the driver's cache"
+        gens = read_jsonl(ws / "results" / "second" / "generations.jsonl")
+        assert len(gens) == len(prompts) and all(g["cached"] for g in gens)
+        assert manifest(ws / "results" / "second")["executor"]["name"] == "ray"
+    leaked = [p for p in ws.rglob("*") if p.is_file() and FAKE_KEY.encode() in p.read_bytes()]
+    assert not leaked
+
+
+def _wait_for_samples(run_folder: Path, at_least: int, proc: subprocess.Popen[str],
+                      timeout_s: float = 240) -> int:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        path = run_folder / "records.jsonl"
+        if path.exists():
+            done = {json.loads(line)["execution_id"] for line in path.read_text().splitlines()
+                    if line.endswith("}")}
+            if len(done) >= at_least:
+                return len(done)
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {at_least} samples recorded in {timeout_s} s")
+
+
+def _each_sample_once(run_folder: Path, samples: int) -> None:
+    by_sample: dict[str, list[dict[str, Any]]] = {}
+    for key, rec in records_by_key(run_folder).items():  # a record written twice fails here
+        by_sample.setdefault(key[0], []).append(rec)
+    assert len(by_sample) == samples
+    for recs in by_sample.values():
+        assert len(recs) == recs[0]["record_count"]
+        assert {r["outcome"] for r in recs} == {"pass"}, recs[0]
+
+
+@pytest.mark.slow
+def test_a_node_killed_mid_run_loses_and_doubles_nothing(tmp_path: Path, bw: Runner) -> None:
+    cluster = start_cluster(worker_nodes=2)
+    try:
+        ws = humaneval_workspace(tmp_path, bw, samples=3)
+        victim = cluster.list_all_nodes()[-1]
+        proc = subprocess.Popen(
+            [str(BIN), "run", "configs/he.yaml", "--run-id", "r", "--executor", "ray",
+             "--ray-address", cluster.address], cwd=ws, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _wait_for_samples(ws / "results" / "r", 40, proc)
+        cluster.remove_node(victim, allow_graceful=False)  # its raylet and workers die at once
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, out[-2000:] + err[-2000:]
+        _each_sample_once(ws / "results" / "r", 164 * 3)
+    finally:
+        cluster.shutdown()
+
+
+@pytest.mark.slow
+def test_a_killed_driver_resumes_on_either_executor(tmp_path: Path, bw: Runner,
+                                                     ray_cluster: Cluster) -> None:
+    ws = humaneval_workspace(tmp_path, bw, samples=2)
+    for run_id, first, then in (("ray-then-local", ["--executor", "ray", "--ray-address",
+                                                     ray_cluster.address], ["--executor", "local"]),
+                                ("local-then-ray", ["--executor", "local"],
+                                 ["--executor", "ray", "--ray-address", ray_cluster.address])):
+        proc = subprocess.Popen([str(BIN), "run", "configs/he.yaml", "--run-id", run_id, *first],
+                                cwd=ws, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        recorded = _wait_for_samples(ws / "results" / run_id, 30, proc)
+        proc.send_signal(signal.SIGKILL)  # the driver dies: nothing of it says goodbye
+        proc.communicate()
+        assert recorded < 164 * 2
+        run(bw, ws, "--resume", run_id, *then)
+        _each_sample_once(ws / "results" / run_id, 164 * 2)
+        status = YAML(typ="safe").load((ws / "results" / run_id / "status.yaml").read_text())
+        assert status["state"] == "completed"
