@@ -160,11 +160,15 @@ def test_a_node_killed_mid_run_loses_and_doubles_nothing(tmp_path: Path, bw: Run
             [str(BIN), "run", "configs/he.yaml", "--run-id", "r", "--executor", "ray",
              "--ray-address", cluster.address], cwd=ws, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        _wait_for_samples(ws / "results" / "r", 40, proc)
+        _wait_for_samples(ws / "results" / "r", 100, proc)
         cluster.remove_node(victim, allow_graceful=False)  # its raylet and workers die at once
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, out[-2000:] + err[-2000:]
         _each_sample_once(ws / "results" / "r", 164 * 3)
+        summary = YAML(typ="safe").load((ws / "results" / "r" / "summary.yaml").read_text())
+        ran = summary["executor"]["samples_by_node"]
+        assert ran.get(victim.node_id, 0) > 0  # it was working when it died
+        assert sum(ran.values()) == 164 * 3 and len(ran) == 3
     finally:
         cluster.shutdown()
 

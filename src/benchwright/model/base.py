@@ -93,6 +93,11 @@ class Provider(abc.ABC):
 
     cacheable: bool = True
     """Whether answers may be stored in and served from the generation cache."""
+    shared_service: bool = True
+    """Whether it calls a service that every machine of a run shares (an API): then its
+    ``concurrency`` and ``rpm`` hold for the whole run, on a cluster too. False for providers
+    that answer in the process itself (the reference, recorded answers, a local model): their
+    limits hold per process."""
     supports_tools: bool = False
     """Whether it sends :attr:`GenerationRequest.tools` and tool-call turns to the model and
     returns :attr:`Answer.tool_calls` (what the built-in agent needs)."""

@@ -95,6 +95,7 @@ class HFProvider(Provider):
     """A local Hugging Face transformers causal LM: hf/<folder> or hf/<cached hub id>."""
 
     cacheable = True
+    shared_service = False
 
     def __init__(self, name: str, settings: ProviderSettings) -> None:
         # One CPU runs one generation at a time: unless the settings say otherwise, send one

@@ -11,6 +11,7 @@ class ReferenceProvider(Provider):
     the continuation of the prompt in complete mode. Free, instant, never cached."""
 
     cacheable = False
+    shared_service = False
 
     async def generate(self, request: GenerationRequest) -> Answer:
         golden = request.golden

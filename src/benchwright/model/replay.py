@@ -123,6 +123,7 @@ class ReplayProvider(Provider):
     """Serves recorded answers; never calls a model and is never cached."""
 
     cacheable = False
+    shared_service = False
 
     def __init__(self, name: str, settings: ProviderSettings) -> None:
         super().__init__(name, settings)

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
+import socket
 import threading
 import time
 import uuid
@@ -33,8 +35,9 @@ from typing import Any
 from benchwright.config.settings import ProviderSettings
 from benchwright.errors import UserError
 from benchwright.model import resolve as model_resolve
+from benchwright.model.base import Provider
 from benchwright.model.cache import CachedAnswer, GenerationCache
-from benchwright.model.engine import GenerationEngine
+from benchwright.model.engine import GenerationEngine, local_limits
 from benchwright.model.judge import Judge
 from benchwright.model.limits import Limits, RateLimiter
 from benchwright.results.record import Generation, Record
@@ -45,6 +48,9 @@ from benchwright.sandbox.select import best_sandbox
 from benchwright.sandbox.wallcap import wall_capped
 
 INSTALL_HINT = "pip install 'benchwright[ray]'"
+BATCH_TARGET_S = 0.25
+"""About how long one Ray task should take on its worker (see :class:`_BatchSizing`)."""
+BATCH_MAX = 64
 LEASE_MARGIN_S = 30.0
 """A slot not given back within the provider's ``timeout_s`` plus this is taken back (its
 worker died holding it)."""
@@ -112,8 +118,10 @@ class RunServices:
     async def release(self, provider: str, lease: str) -> None:
         await self.slots[provider].release(lease)
 
-    async def pace(self, provider: str) -> None:
+    async def enter(self, provider: str) -> str:
+        """Wait for the provider's pace, then for one of its slots: the lease to give back."""
         await self.paces[provider].wait()
+        return await self.slots[provider].acquire()
 
     async def get(self, key: str) -> CachedAnswer | None:
         return self.cache.get(key) if self.cache is not None else None
@@ -150,28 +158,29 @@ class _ServiceCache:
 
 
 class _ClusterSlots:
+    """Entering waits for the pace and a slot in one round trip to :class:`RunServices`;
+    leaving gives the slot back without waiting for the answer."""
+
     def __init__(self, services: Any, provider: str) -> None:
         self.services = services
         self.provider = provider
         self.leases: dict[asyncio.Task[Any] | None, str] = {}
 
     async def __aenter__(self) -> object:
-        self.leases[asyncio.current_task()] = await self.services.acquire.remote(self.provider)
+        self.leases[asyncio.current_task()] = await self.services.enter.remote(self.provider)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         lease = self.leases.pop(asyncio.current_task(), None)
         if lease is not None:
-            await self.services.release.remote(self.provider, lease)
+            self.services.release.remote(self.provider, lease)
 
 
 class _ClusterPace:
-    def __init__(self, services: Any, provider: str) -> None:
-        self.services = services
-        self.provider = provider
+    """The pace is kept by the slots' single round trip (see :class:`_ClusterSlots`)."""
 
     async def wait(self) -> None:
-        await self.services.pace.remote(self.provider)
+        return None
 
 
 class _ClusterLimits:
@@ -179,12 +188,16 @@ class _ClusterLimits:
 
     def __init__(self, services: Any, provider: str) -> None:
         self.slots = _ClusterSlots(services, provider)
-        self.rate = _ClusterPace(services, provider)
+        self.rate = _ClusterPace()
 
 
-def cluster_limits(services: Any) -> Callable[[str, ProviderSettings], Limits]:
+def cluster_limits(services: Any, providers: dict[str, Provider]) -> Callable[[str, ProviderSettings], Limits]:
+    """Limits held by :class:`RunServices` for providers that call a shared service; in this
+    worker process for the others (see :attr:`Provider.shared_service`)."""
     def make(name: str, conf: ProviderSettings) -> Limits:
-        return _ClusterLimits(services, name)
+        if providers[name].shared_service:
+            return _ClusterLimits(services, name)
+        return local_limits(name, conf)
     return make
 
 
@@ -202,7 +215,7 @@ class _Host:
             providers[name] = provider
         cache = _ServiceCache(services) if spec.cache_path is not None else None
         self.engine = GenerationEngine(providers, spec.settings, cache, spec.cache_policy,
-                                       limits=cluster_limits(services))
+                                       limits=cluster_limits(services, providers))
         judge = None
         if spec.judge is not None:
             judge = Judge(self.engine, spec.judge)
@@ -235,20 +248,75 @@ def _host(key: str, spec_box: list[Any], services: Any) -> _Host:
         return host
 
 
-def run_unit(services: Any, key: str, spec_box: list[Any], unit: SampleUnit,
-             known: Generation | None) -> tuple[bool, Generation, list[Record]]:
-    """One sample on a worker: (whether it was generated here, its generation, its records).
+Done = tuple[bool, Generation, list[Record]]
+"""A sample done on a worker: whether it was generated there, its generation, its records."""
+
+
+def run_units(services: Any, key: str, spec_box: list[Any], units: list[SampleUnit],
+              known: list[Generation | None]) -> tuple[list[Done], float, str]:
+    """A batch of samples on a worker, one after the other: what each gave, the seconds the
+    batch took here (the driver sizes later batches by it) and the node it ran on.
 
     ``spec_box`` holds the :class:`WorkerSpec`'s object ref inside a list, so Ray does not fetch
     it for every task: a worker reads it once per run.
     """
+    start = time.perf_counter()
     host = _host(key, spec_box, services)
-    made = known is None
-    gen = host.generate(unit) if known is None else known
-    return made, gen, host.worker.evaluate(unit, gen)
+    out: list[Done] = []
+    for unit, gen in zip(units, known, strict=True):
+        made = gen is None
+        got = host.generate(unit) if gen is None else gen
+        out.append((made, got, host.worker.evaluate(unit, got)))
+    node: str = import_ray().get_runtime_context().get_node_id()
+    return out, time.perf_counter() - start, node
 
 
 # -- on the driver ---------------------------------------------------------------------------------
+
+_CLUSTER_HINT = ("(start one with 'ray start --head', or set --ray-address / ray.address in "
+                 "benchwright.yaml; see docs/ray.md)")
+
+
+def _probe(address: str | None, timeout_s: float = 5.0) -> None:
+    """Fail at once when ``HOST:PORT`` (or ``ray://HOST:PORT``) does not answer: Ray itself
+    would keep trying for minutes.
+
+    Raises:
+        UserError: nothing listens there.
+    """
+    if address is None or address == "auto":
+        return
+    where = address.removeprefix("ray://")
+    host, _, port = where.rpartition(":")
+    if not host or not port.isdigit():
+        raise UserError(f"Ray cluster address {address!r}: write auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        raise UserError(f"cannot reach the Ray cluster at {address}: {e.strerror or e} "
+                        f"{_CLUSTER_HINT}") from None
+
+
+
+class _BatchSizing:
+    """How many samples one Ray task carries: enough that a task takes about
+    :data:`BATCH_TARGET_S` on its worker (Ray's cost per task is then a small share), never more
+    than :data:`BATCH_MAX`. A sample that takes seconds (a model's answer) goes alone, so the
+    cluster stays balanced; the first tasks carry one sample each until there is a measure."""
+
+    def __init__(self) -> None:
+        self.samples = 0
+        self.seconds = 0.0
+
+    def add(self, samples: int, seconds: float) -> None:
+        self.samples += samples
+        self.seconds += seconds
+
+    def size(self) -> int:
+        if not self.samples or self.seconds <= 0:
+            return 1
+        per_sample = self.seconds / self.samples
+        return max(1, min(BATCH_MAX, int(BATCH_TARGET_S / per_sample)))
 
 
 class RayExecutor(Executor):
@@ -259,29 +327,48 @@ class RayExecutor(Executor):
         self.ray = import_ray()
         self.usage: dict[str, dict[str, int]] = {}
         """After a run: per provider, the slots granted and the most held at once."""
+        self._connected = False
+        self.samples_by_node: dict[str, int] = {}
 
-    def _connect(self) -> bool:
-        """Join the cluster (``ray.address``: ``auto``, ``ray://HOST:PORT``, an address; none:
-        start Ray on this machine). True when this call connected (and must disconnect)."""
+    def connect(self) -> None:
+        """Join the cluster (``ray.address``: ``auto``, ``ray://HOST:PORT``, ``HOST:PORT``;
+        none: start Ray on this machine). Called before the run folder is made, so a cluster
+        that cannot be reached leaves nothing behind.
+
+        Raises:
+            UserError: the cluster cannot be reached.
+        """
         ray = self.ray
         if ray.is_initialized():
-            return False
+            return
+        address = self.options.address
+        _probe(address)
         try:
-            ray.init(address=self.options.address, logging_level=logging.WARNING,
-                     log_to_driver=False, include_dashboard=False if self.options.address is None
-                     else None, configure_logging=True)
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False,
+                     include_dashboard=False if address is None else None)
         except (ConnectionError, RuntimeError, ValueError) as e:
-            where = self.options.address or "a new local Ray instance"
-            raise UserError(f"cannot reach the Ray cluster at {where}: {e} (start it with "
-                            "'ray start --head', or set --ray-address / ray.address in "
-                            "benchwright.yaml; see docs/ray.md)") from None
-        return True
+            raise UserError(f"cannot reach the Ray cluster at {address or 'a new local Ray instance'}: "
+                            f"{e} {_CLUSTER_HINT}") from None
+        self._connected = True
+
+    def report(self) -> dict[str, Any]:
+        return {"name": "ray", "address": self.options.address or "a local Ray instance",
+                "samples_by_node": dict(sorted(self.samples_by_node.items())),
+                "provider_slots": self.usage}
+
+    def close(self) -> None:
+        """Leave the cluster, if :meth:`connect` joined it."""
+        if self._connected:
+            self.ray.shutdown()
+            self._connected = False
 
     def _in_flight(self) -> int:
+        """Tasks sent and not yet back, at most: enough to keep every CPU busy while results
+        travel, few enough that memory stays flat."""
         if self.options.max_in_flight is not None:
             return self.options.max_in_flight
         cpus = int(self.ray.cluster_resources().get("CPU", 1))
-        return max(8, cpus * 4)
+        return max(8, cpus * 3)
 
     async def run(self, units: Sequence[SampleUnit], worker: Worker, known: dict[str, Generation],
                   on_generation: OnGeneration, on_result: OnResult) -> None:
@@ -289,7 +376,7 @@ class RayExecutor(Executor):
         spec = worker.spec
         if spec is None:
             raise RuntimeError("the Ray executor needs the worker's spec (set by the engine)")
-        connected = self._connect()
+        self.connect()
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         here = ray.get_runtime_context().get_node_id()
@@ -299,40 +386,54 @@ class RayExecutor(Executor):
             num_cpus=0, max_concurrency=10_000,
             scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False),
         ).remote(str(spec.cache_path) if spec.cache_path else None, providers)
-        task = ray.remote(run_unit).options(num_cpus=1, max_retries=self.options.max_retries,
-                                            retry_exceptions=False)
+        task = ray.remote(run_units).options(num_cpus=1, max_retries=self.options.max_retries,
+                                             retry_exceptions=False)
         spec_box = [ray.put(spec)]
         key = f"{spec.run_id}/{uuid.uuid4().hex}"
         in_flight = asyncio.Semaphore(self._in_flight())
         running: set[asyncio.Task[None]] = set()
+        sizing = _BatchSizing()
 
-        async def one(unit: SampleUnit) -> None:
+        def failed(unit: SampleUnit, e: BaseException) -> None:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            gen = Generation(
+                run_id=spec.run_id, execution_id=unit.execution_id, task_source=unit.task_source,
+                task=unit.task.name, language=unit.language, model=unit.model.label,
+                provider=unit.resolved.provider, sample=unit.sample, mode=unit.api, messages=[],
+                prompt=unit.rendered.prompt,
+                error=f"the Ray cluster could not run this sample: {type(e).__name__}: {first}")
+            on_result(unit, gen, worker.evaluate(unit, gen))  # an infra_error record, no generation
+
+        async def one(batch: list[SampleUnit]) -> None:
             try:
-                gen = known.get(unit.execution_id)
-                if gen is not None and gen.error is not None:
-                    gen = None
+                gens: list[Generation | None] = []
+                for unit in batch:
+                    gen = known.get(unit.execution_id)
+                    gens.append(gen if gen is not None and gen.error is None else None)
+                ref = task.remote(services, key, spec_box, batch, gens)
                 try:
-                    made, got, records = await task.remote(services, key, spec_box, unit, gen)
+                    done, seconds, node = await ref
+                except asyncio.CancelledError:  # the run stops: so does the batch's task
+                    ray.cancel(ref, force=True)
+                    raise
                 except ray.exceptions.RayError as e:
-                    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-                    failed = Generation(
-                        run_id=spec.run_id, execution_id=unit.execution_id,
-                        task_source=unit.task_source, task=unit.task.name, language=unit.language,
-                        model=unit.model.label, provider=unit.resolved.provider, sample=unit.sample,
-                        mode=unit.api, messages=[], prompt=unit.rendered.prompt,
-                        error=f"the Ray cluster could not run this sample: {type(e).__name__}: {first}")
-                    on_result(unit, failed, worker.evaluate(unit, failed))
+                    for unit in batch:
+                        failed(unit, e)
                     return
-                if made:
-                    on_generation(got)
-                on_result(unit, got, records)
+                sizing.add(len(batch), seconds)
+                self.samples_by_node[node] = self.samples_by_node.get(node, 0) + len(batch)
+                for unit, (made, got, records) in zip(batch, done, strict=True):
+                    if made:
+                        on_generation(got)
+                    on_result(unit, got, records)
             finally:
                 in_flight.release()
 
         try:
-            for unit in units:
+            pending = iter(units)
+            while batch := list(itertools.islice(pending, sizing.size())):
                 await in_flight.acquire()
-                t = asyncio.create_task(one(unit))
+                t = asyncio.create_task(one(batch))
                 running.add(t)
                 t.add_done_callback(running.discard)
             if running:
@@ -347,5 +448,4 @@ class RayExecutor(Executor):
                 pass
             finally:
                 ray.kill(services)
-                if connected:
-                    ray.shutdown()
+                self.close()

@@ -203,6 +203,7 @@ def make_executor(prep: Prepared, choice: ExecutorChoice | None = None) -> Execu
     except PluginNotFound as e:
         where = "--executor" if choice.name else f"executor: in {prep.workspace.root / SETTINGS_FILE}"
         raise UserError(f"{where}: {e}") from None
+    executor.connect()
     return executor
 
 
@@ -417,6 +418,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
         summary["agents"] = agent_gates(folder.records())
     summary["skipped_criteria"] = prep.plan.skipped_criteria
     summary["isolation"] = prep.sandbox.isolation
+    summary["executor"] = runner.report()
     if limits is not None:
         summary["time_limits"] = limits.summary()
     energy = meter.summary(folder.records())

@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from benchwright.results.record import Generation, Record
 from benchwright.run.plan import SampleUnit
@@ -35,6 +36,14 @@ class ExecutorOptions:
 
 class Executor(abc.ABC):
     """Runs units of work; results come back through the callbacks, in the caller's loop."""
+
+    def connect(self) -> None:  # noqa: B027 (nothing to do for most executors)
+        """Get ready before the run folder is made (join a cluster); raise
+        :class:`~benchwright.errors.UserError` when the run cannot go there."""
+
+    @abc.abstractmethod
+    def report(self) -> dict[str, Any]:
+        """For ``summary.yaml: executor``: where the samples ran (after :meth:`run`)."""
 
     @abc.abstractmethod
     async def run(
@@ -62,6 +71,9 @@ class LocalExecutor(Executor):
         options = options or ExecutorOptions()
         self.workers = options.workers or os.cpu_count() or 1
         self.max_in_flight = max(options.max_in_flight or 256, self.workers * 4)
+
+    def report(self) -> dict[str, Any]:
+        return {"name": "local", "workers": self.workers}
 
     async def run(
         self,
