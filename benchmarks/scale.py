@@ -33,12 +33,14 @@ BIN = Path(sys.executable).parent / "benchwright"
 class Measured:
     wall_s: float
     peak_mib: float
+    cpu_s: float
+    """The driver's own CPU time (user + system)."""
 
 
-def bw_run(ws: Path, config: str, *extra: str) -> Measured:
-    """Run ``benchwright run`` and return its wall time and the driver's peak RSS."""
+def bw_run(ws: Path, *args: str) -> Measured:
+    """Run ``benchwright run ARGS`` and return its wall time, the driver's peak RSS and CPU."""
     start = time.perf_counter()
-    proc = subprocess.Popen([str(BIN), "run", config, *extra], cwd=ws, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([str(BIN), "run", *args], cwd=ws, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     out_err: list[bytes] = []
     # drain the pipes while waiting (a full pipe would stall the run)
@@ -56,9 +58,9 @@ def bw_run(ws: Path, config: str, *extra: str) -> Measured:
         r.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise SystemExit(f"benchwright run {config} {' '.join(extra)} failed:\n"
+        raise SystemExit(f"benchwright run {' '.join(args)} failed:\n"
                          + b"\n".join(out_err).decode(errors="replace")[-4000:])
-    return Measured(wall, usage.ru_maxrss / 1024)
+    return Measured(wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
 def trivial_workspace(root: Path, tasks: int) -> Path:
@@ -95,6 +97,46 @@ def humaneval_workspace(root: Path, samples: int) -> Path:
     return ws
 
 
+def services_round_trips(address: str, calls: int) -> tuple[float, float]:
+    """Slot round trips per second that one run's services actor answers, two callers (one per
+    node) asking at once, as workers do before each request to an API provider; and the
+    milliseconds of one empty Ray task, sent and waited for one at a time (what a sample that
+    travels alone, a model's answer taking seconds, pays on top)."""
+    import ray
+
+    from benchwright.config.settings import ProviderSettings
+    from benchwright.run.cluster import RunServices
+
+    ray.init(address=address, logging_level="WARNING", log_to_driver=False)
+    try:
+        conf = ProviderSettings(type="openai-compatible", concurrency=1000)
+        services = ray.remote(RunServices).options(num_cpus=0, max_concurrency=10_000).remote(
+            None, {"api": conf})
+
+        @ray.remote(num_cpus=1)
+        def caller(n: int) -> None:
+            for _ in range(n):
+                lease = ray.get(services.enter.remote("api"))
+                services.release.remote("api", lease)
+
+        ray.get(caller.remote(50))  # workers started, actor warm
+        start = time.perf_counter()
+        ray.get([caller.remote(calls // 2) for _ in range(2)])
+        trips = calls / (time.perf_counter() - start)
+
+        @ray.remote(num_cpus=1)
+        def empty() -> None:
+            return None
+
+        ray.get([empty.remote() for _ in range(20)])
+        start = time.perf_counter()
+        for _ in range(500):
+            ray.get(empty.remote())
+        return trips, (time.perf_counter() - start) / 500 * 1000
+    finally:
+        ray.shutdown()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=100_000, help="samples of the memory runs")
@@ -117,6 +159,7 @@ def main() -> None:
     local_he = bw_run(he, "configs/he.yaml", "--run-id", "local")
     local_triv = bw_run(trivial, overhead_cfg, "--run-id", "overhead-local")
     local_mem = bw_run(trivial, memory_cfg, "--run-id", "memory-local")
+    resumed = bw_run(trivial, "--resume", "memory-local")  # reads every record back
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     cluster.add_node(num_cpus=1)
@@ -126,6 +169,7 @@ def main() -> None:
         ray_he = bw_run(he, "configs/he.yaml", "--run-id", "ray", *ray)
         ray_triv = bw_run(trivial, overhead_cfg, "--run-id", "overhead-ray", *ray)
         ray_mem = bw_run(trivial, memory_cfg, "--run-id", "memory-ray", *ray)
+        trips, task_ms = services_round_trips(cluster.address, 4000)
     finally:
         cluster.shutdown()
 
@@ -141,16 +185,34 @@ def main() -> None:
     print(f"\nRay's overhead (trivial samples, token-count only; {trivial_n} and {memory_n} samples):")
     print(f"  local {local_triv.wall_s:.1f} s / {local_mem.wall_s:.1f} s, "
           f"ray {ray_triv.wall_s:.1f} s / {ray_mem.wall_s:.1f} s")
-    print(f"  per unit: {per_unit * 1000:.3f} ms of wall at 2-way parallelism "
-          f"({per_unit * 2000:.3f} ms of CPU); per run: {fixed:.1f} s (joining the cluster, "
+    slope = f"{per_unit * 1000:.3f} ms" if per_unit > 0 else "none measurable (batches of 64)"
+    print(f"  per unit, batched: {slope}; per run: {fixed:.1f} s (joining the cluster, "
           f"the services actor, the workers' first start)")
+    print(f"  per unit sent alone (a sample taking seconds): one Ray task, {task_ms:.2f} ms")
     print(f"\ndriver peak memory, {memory_n} samples (reference model, token-count):")
     print(f"  local: {local_mem.peak_mib:7.0f} MiB  ({local_mem.wall_s:.1f} s, "
           f"{memory_n / local_mem.wall_s:.0f} samples/s)")
     print(f"  ray:   {ray_mem.peak_mib:7.0f} MiB  ({ray_mem.wall_s:.1f} s, "
           f"{memory_n / ray_mem.wall_s:.0f} samples/s)")
+    print(f"  resuming the finished local run (repair and summary read all {memory_n} back): "
+          f"{resumed.peak_mib:.0f} MiB ({resumed.wall_s:.1f} s)")
     print(f"  limit: 1024 MiB; ratio to the limit: local {local_mem.peak_mib / 1024:.2f}, "
-          f"ray {ray_mem.peak_mib / 1024:.2f}")
+          f"ray {ray_mem.peak_mib / 1024:.2f}, resume {resumed.peak_mib / 1024:.2f}")
+    driver_rate = memory_n / ray_mem.cpu_s
+    print(f"  the driver's CPU in the ray run: {ray_mem.cpu_s:.1f} s of {ray_mem.wall_s:.1f} s wall: "
+          f"it records at most about {driver_rate:.0f} samples/s")
+
+    # what more nodes would give: per CPU as measured, until the driver or the services cap it
+    per_cpu = he_n / max(ray_he.wall_s - fixed, 1e-9) / 2
+    print(f"\nthe run's services actor: {trips:.0f} slot round trips/s, so at most that many "
+          f"requests/s to API providers, cluster-wide")
+    print(f"\nestimate, nodes of 8 CPUs each, HumanEval-like samples ({per_cpu:.0f} samples/s per CPU here):")
+    for nodes in (10, 100):
+        cpus_rate = nodes * 8 * per_cpu
+        capped = min(cpus_rate, driver_rate)
+        limit = "the driver's recording" if capped < cpus_rate else "the nodes' CPUs"
+        print(f"  {nodes:3d} nodes: {cpus_rate:8.0f} samples/s of CPU -> about {capped:.0f} samples/s, "
+              f"bound by {limit}")
     print(f"\nworkspaces: {work}")
 
 

@@ -4,6 +4,7 @@ and worker nodes, each its own raylet with its own worker processes."""
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,19 +18,34 @@ FAKE_KEY = "sk-bw-ray-3e9d51c7a0b84f26"
 """The loopback provider's key: in the nodes' environment (as on a real cluster), never in results."""
 
 
-def start_cluster(worker_nodes: int) -> Cluster:
+def start_cluster(worker_nodes: int, client_port: int | None = None) -> Cluster:
+    """A head and ``worker_nodes`` worker nodes, one CPU each; with ``client_port``, the head
+    also serves Ray Client (``ray://127.0.0.1:PORT``)."""
     os.environ["BW_FAKE_KEY"] = FAKE_KEY  # the nodes' processes inherit it, as `ray start` would
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    head: dict[str, Any] = {"num_cpus": 1}
+    if client_port is not None:
+        head["ray_client_server_port"] = client_port
+    cluster = Cluster(initialize_head=True, head_node_args=head)
     for _ in range(worker_nodes):
         cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
     return cluster
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Cluster]:
-    """A head and one worker node, one CPU each: two nodes sharing this machine."""
-    cluster = start_cluster(worker_nodes=1)
+    """A head and one worker node, one CPU each: two nodes sharing this machine. The head
+    serves Ray Client at ``cluster.client_address``."""
+    port = free_port()
+    cluster = start_cluster(worker_nodes=1, client_port=port)
+    cluster.client_address = f"ray://127.0.0.1:{port}"  # type: ignore[attr-defined]
     yield cluster
     cluster.shutdown()
 

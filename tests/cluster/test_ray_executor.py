@@ -72,8 +72,9 @@ def test_humaneval_on_two_nodes_gives_the_local_records(
         tmp_path: Path, bw: Runner, ray_cluster: Cluster) -> None:
     ws = humaneval_workspace(tmp_path, bw)
     run(bw, ws, "configs/he.yaml", "--run-id", "local")
+    # through Ray Client this time: the driver outside the cluster, as from a laptop
     run(bw, ws, "configs/he.yaml", "--run-id", "ray", "--executor", "ray", "--ray-address",
-        ray_cluster.address)
+        ray_cluster.client_address)
     assert assert_same_records(ws / "results" / "local", ws / "results" / "ray") > 164
     outcomes = {r["execution_id"]: r["outcome"] for r in read_jsonl(ws / "results" / "ray" / "records.jsonl")}
     assert len(outcomes) == 164 and set(outcomes.values()) == {"pass"}
@@ -191,3 +192,32 @@ def test_a_killed_driver_resumes_on_either_executor(tmp_path: Path, bw: Runner,
         _each_sample_once(ws / "results" / run_id, 164 * 2)
         status = YAML(typ="safe").load((ws / "results" / run_id / "status.yaml").read_text())
         assert status["state"] == "completed"
+
+
+@pytest.mark.slow
+def test_with_no_retries_a_dead_nodes_samples_are_infra_errors_that_retry_errors_redoes(
+        tmp_path: Path, bw: Runner) -> None:
+    cluster = start_cluster(worker_nodes=2)
+    try:
+        ws = humaneval_workspace(tmp_path, bw, samples=3)
+        (ws / "benchwright.yaml").write_text("version: 1\nray:\n  max_retries: 0\n")
+        victim = cluster.list_all_nodes()[-1]
+        proc = subprocess.Popen(
+            [str(BIN), "run", "configs/he.yaml", "--run-id", "r", "--executor", "ray",
+             "--ray-address", cluster.address], cwd=ws, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _wait_for_samples(ws / "results" / "r", 100, proc)
+        cluster.remove_node(victim, allow_graceful=False)
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, out[-2000:] + err[-2000:]  # the run goes on
+        records = read_jsonl(ws / "results" / "r" / "records.jsonl")
+        lost = {r["execution_id"]: r for r in records if r["outcome"] == "infra_error"}
+        assert lost, "the dead node's samples are recorded, as infra_error"
+        assert all("the Ray cluster could not run this sample" in r["error"] for r in lost.values())
+        assert len({r["execution_id"] for r in records}) == 164 * 3
+
+        run(bw, ws, "--resume", "r", "--retry-errors", "--executor", "ray", "--ray-address",
+            cluster.address)
+        _each_sample_once(ws / "results" / "r", 164 * 3)
+    finally:
+        cluster.shutdown()

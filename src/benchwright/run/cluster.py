@@ -395,13 +395,14 @@ class RayExecutor(Executor):
         sizing = _BatchSizing()
 
         def failed(unit: SampleUnit, e: BaseException) -> None:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            cause = getattr(e, "cause", None) or e  # a RayTaskError carries the worker's exception
+            first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
             gen = Generation(
                 run_id=spec.run_id, execution_id=unit.execution_id, task_source=unit.task_source,
                 task=unit.task.name, language=unit.language, model=unit.model.label,
                 provider=unit.resolved.provider, sample=unit.sample, mode=unit.api, messages=[],
                 prompt=unit.rendered.prompt,
-                error=f"the Ray cluster could not run this sample: {type(e).__name__}: {first}")
+                error=f"the Ray cluster could not run this sample: {type(cause).__name__}: {first}")
             on_result(unit, gen, worker.evaluate(unit, gen))  # an infra_error record, no generation
 
         async def one(batch: list[SampleUnit]) -> None:
