@@ -97,11 +97,18 @@ def humaneval_workspace(root: Path, samples: int) -> Path:
     return ws
 
 
-def services_round_trips(address: str, calls: int) -> tuple[float, float]:
-    """Slot round trips per second that one run's services actor answers, two callers (one per
-    node) asking at once, as workers do before each request to an API provider; and the
-    milliseconds of one empty Ray task, sent and waited for one at a time (what a sample that
-    travels alone, a model's answer taking seconds, pays on top)."""
+@dataclass
+class Services:
+    round_trip_ms: float
+    """What one request to an API provider waits for its slot: one actor round trip."""
+    capacity: float
+    """Slot round trips per second the actor answers when asked from many places at once."""
+    task_ms: float
+    """One empty Ray task, sent and waited for alone."""
+
+
+def services_figures(address: str, calls: int) -> Services:
+    """The run's services actor and a bare Ray task, measured on the cluster at ``address``."""
     import ray
 
     from benchwright.config.settings import ProviderSettings
@@ -109,20 +116,29 @@ def services_round_trips(address: str, calls: int) -> tuple[float, float]:
 
     ray.init(address=address, logging_level="WARNING", log_to_driver=False)
     try:
-        conf = ProviderSettings(type="openai-compatible", concurrency=1000)
+        conf = ProviderSettings(type="openai-compatible", concurrency=100_000)
         services = ray.remote(RunServices).options(num_cpus=0, max_concurrency=10_000).remote(
             None, {"api": conf})
 
         @ray.remote(num_cpus=1)
-        def caller(n: int) -> None:
+        def one_at_a_time(n: int) -> float:
+            start = time.perf_counter()
             for _ in range(n):
                 lease = ray.get(services.enter.remote("api"))
                 services.release.remote("api", lease)
+            return (time.perf_counter() - start) / n * 1000
 
-        ray.get(caller.remote(50))  # workers started, actor warm
+        @ray.remote(num_cpus=1)
+        def many_at_once(n: int, width: int) -> None:
+            for _ in range(n // width):
+                leases = ray.get([services.enter.remote("api") for _ in range(width)])
+                ray.get([services.release.remote("api", lease) for lease in leases])
+
+        ray.get(one_at_a_time.remote(50))  # workers started, actor warm
+        round_trip = ray.get(one_at_a_time.remote(500))
         start = time.perf_counter()
-        ray.get([caller.remote(calls // 2) for _ in range(2)])
-        trips = calls / (time.perf_counter() - start)
+        ray.get([many_at_once.remote(calls // 2, 100) for _ in range(2)])
+        capacity = 2 * (calls // 2) / (time.perf_counter() - start)  # enters (each with a release)
 
         @ray.remote(num_cpus=1)
         def empty() -> None:
@@ -132,7 +148,7 @@ def services_round_trips(address: str, calls: int) -> tuple[float, float]:
         start = time.perf_counter()
         for _ in range(500):
             ray.get(empty.remote())
-        return trips, (time.perf_counter() - start) / 500 * 1000
+        return Services(round_trip, capacity, (time.perf_counter() - start) / 500 * 1000)
     finally:
         ray.shutdown()
 
@@ -169,7 +185,7 @@ def main() -> None:
         ray_he = bw_run(he, "configs/he.yaml", "--run-id", "ray", *ray)
         ray_triv = bw_run(trivial, overhead_cfg, "--run-id", "overhead-ray", *ray)
         ray_mem = bw_run(trivial, memory_cfg, "--run-id", "memory-ray", *ray)
-        trips, task_ms = services_round_trips(cluster.address, 4000)
+        services = services_figures(cluster.address, 20_000)
     finally:
         cluster.shutdown()
 
@@ -188,7 +204,7 @@ def main() -> None:
     slope = f"{per_unit * 1000:.3f} ms" if per_unit > 0 else "none measurable (batches of 64)"
     print(f"  per unit, batched: {slope}; per run: {fixed:.1f} s (joining the cluster, "
           f"the services actor, the workers' first start)")
-    print(f"  per unit sent alone (a sample taking seconds): one Ray task, {task_ms:.2f} ms")
+    print(f"  per unit sent alone (a sample taking seconds): one Ray task, {services.task_ms:.2f} ms")
     print(f"\ndriver peak memory, {memory_n} samples (reference model, token-count):")
     print(f"  local: {local_mem.peak_mib:7.0f} MiB  ({local_mem.wall_s:.1f} s, "
           f"{memory_n / local_mem.wall_s:.0f} samples/s)")
@@ -204,8 +220,11 @@ def main() -> None:
 
     # what more nodes would give: per CPU as measured, until the driver or the services cap it
     per_cpu = he_n / max(ray_he.wall_s - fixed, 1e-9) / 2
-    print(f"\nthe run's services actor: {trips:.0f} slot round trips/s, so at most that many "
-          f"requests/s to API providers, cluster-wide")
+    print("\nthe run's services actor (API providers' slots and pace, the cache):")
+    print(f"  a request waits one round trip for its slot: {services.round_trip_ms:.2f} ms")
+    print(f"  it answers {services.capacity:.0f} slots/s asked from many places at once: the "
+          f"cluster-wide ceiling of requests/s to API providers (a cached request also asks "
+          f"the cache: two round trips)")
     print(f"\nestimate, nodes of 8 CPUs each, HumanEval-like samples ({per_cpu:.0f} samples/s per CPU here):")
     for nodes in (10, 100):
         cpus_rate = nodes * 8 * per_cpu

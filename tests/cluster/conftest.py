@@ -3,7 +3,9 @@ and worker nodes, each its own raylet with its own worker processes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +32,35 @@ def start_cluster(worker_nodes: int, client_port: int | None = None) -> Cluster:
         cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
     return cluster
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def kill_node(cluster: Cluster, node: Any) -> None:
+    """The node dies at once, as a machine that loses power: its raylet and every worker
+    process under it (with the samples they are running) get SIGKILL, then Ray's record of it
+    goes (``remove_node`` alone may let a running task finish and report)."""
+    raylet = node.all_processes["raylet"][0].process.pid
+    doomed, queue = [], [raylet]
+    while queue:
+        pid = queue.pop()
+        doomed.append(pid)
+        queue += _children(pid)
+    for pid in doomed:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    cluster.remove_node(node, allow_graceful=False)
 
 
 def free_port() -> int:
@@ -70,4 +101,26 @@ def humaneval_workspace(root: Path, bw: Runner, samples: int = 1) -> Path:
     (ws / "configs" / "he.yaml").write_text(
         f"version: 1\ntask_sources: [tasks/humaneval.yaml]\ncriteria: [unit-test]\n"
         f"llms: [reference]\nsamples: {samples}\n")
+    return ws
+
+
+def slow_workspace(root: Path, tasks: int = 12, seconds: float = 1.5) -> Path:
+    """Tasks whose solution takes ``seconds``: every node is always in the middle of a sample
+    (each travels alone), so a node killed at any moment takes running samples with it."""
+    ws = root / "slow"
+    (ws / "configs").mkdir(parents=True)
+    (ws / "tasks").mkdir()
+    (ws / "benchwright.yaml").write_text("version: 1\nray:\n  max_retries: 0\n")
+    lines = ["version: 1", "name: slow", "tasks:"]
+    for i in range(tasks):
+        lines += [
+            f"  - name: slow-{i}", "    languages: [python]", "    task:",
+            "      common_prompt: Write slow_add(a, b).", "      languages_specific:",
+            "        python:", "          entry_point: slow_add", "          public_tests:",
+            f"            - code: assert slow_add({i}, 1) == {i + 1}",
+            "    golden_solution:", "      python: |", "        import time",
+            "        def slow_add(a, b):", f"            time.sleep({seconds})", "            return a + b"]
+    (ws / "tasks" / "slow.yaml").write_text("\n".join(lines) + "\n")
+    (ws / "configs" / "slow.yaml").write_text(
+        "version: 1\ntask_sources: [tasks/slow.yaml]\ncriteria: [unit-test]\nllms: [reference]\n")
     return ws

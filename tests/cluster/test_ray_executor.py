@@ -16,7 +16,14 @@ from ray.cluster_utils import Cluster
 from ruamel.yaml import YAML
 
 from benchwright.testing import OpenAIServer, Reply
-from tests.cluster.conftest import FAKE_KEY, humaneval_workspace, records_by_key, start_cluster
+from tests.cluster.conftest import (
+    FAKE_KEY,
+    humaneval_workspace,
+    kill_node,
+    records_by_key,
+    slow_workspace,
+    start_cluster,
+)
 from tests.conftest import BIN, Runner, humaneval_canonical, read_jsonl
 
 MEASURED = {"run_id", "time_ms"}
@@ -87,7 +94,8 @@ def _fake_provider_workspace(tmp_path: Path, bw: Runner, base_url: str, concurre
         f"  fake:\n    type: openai-compatible\n    base_url: {base_url}\n"
         f"    api_key_env: BW_FAKE_KEY\n    concurrency: {concurrency}\n")
     (ws / "configs" / "he.yaml").write_text(
-        "version: 1\ntask_sources: [tasks/humaneval.yaml]\ncriteria: [unit-test, token-count]\n"
+        "version: 1\ntask_sources: [tasks/humaneval.yaml]\n"
+        "criteria: [unit-test, token-count, llm-judge-code-quality]\nllm-judge: fake/judge-1\n"
         "llms:\n  - id: fake/coder-1\n    temperature: 0\n")
     source = YAML(typ="safe").load((ws / "tasks" / "humaneval.yaml").read_text())
     source["tasks"] = source["tasks"][:24]  # enough to keep both nodes asking at once
@@ -103,22 +111,27 @@ def test_provider_limits_and_the_cache_are_the_whole_clusters(
     prompts = list(canonical)[:24]
 
     def answer(body: dict[str, Any]) -> Reply:
-        return Reply.answer(canonical[body["prompt"]], usage=(50, 30))
+        if "prompt" in body:  # the candidate, asked for a completion
+            return Reply.answer(canonical[body["prompt"]], usage=(50, 30))
+        return Reply.answer("code_quality: 8\nexplanation: clear\n", usage=(200, 10))  # the judge
 
     with OpenAIServer(answer=answer, delay_s=0.1, expected_key=FAKE_KEY) as srv:
         ws = _fake_provider_workspace(tmp_path, bw, srv.base_url, concurrency=1)
         # the key is in the nodes' environment, as on a real cluster; the driver has it too
         env = {"BW_FAKE_KEY": FAKE_KEY, "RAY_ADDRESS": ray_cluster.address}
         run(bw, ws, "configs/he.yaml", "--run-id", "first", "--ray-address", "auto", env=env)
-        assert srv.count == len(prompts)
+        assert srv.count == 2 * len(prompts)  # a candidate and a judge request per sample
         assert srv.peak_in_flight == 1, "concurrency: 1 holds across both nodes"
         first = ws / "results" / "first"
-        outcomes = {r["execution_id"]: r["outcome"] for r in read_jsonl(first / "records.jsonl")}
+        records = read_jsonl(first / "records.jsonl")
+        outcomes = {r["execution_id"]: r["outcome"] for r in records}
         assert len(outcomes) == len(prompts) and set(outcomes.values()) == {"pass"}
+        judged = [r for r in records if r["criterion"] == "llm-judge-code-quality"]
+        assert len(judged) == len(prompts) and {r["score"] for r in judged} == {8}
         assert not any(g["cached"] for g in read_jsonl(first / "generations.jsonl"))
 
         run(bw, ws, "configs/he.yaml", "--run-id", "second", "--ray-address", "auto", env=env)
-        assert srv.count == len(prompts), "the second run is answered from the driver's cache"
+        assert srv.count == 2 * len(prompts), "the candidate and the judge answer from the cache"
         gens = read_jsonl(ws / "results" / "second" / "generations.jsonl")
         assert len(gens) == len(prompts) and all(g["cached"] for g in gens)
         assert manifest(ws / "results" / "second")["executor"]["name"] == "ray"
@@ -162,7 +175,7 @@ def test_a_node_killed_mid_run_loses_and_doubles_nothing(tmp_path: Path, bw: Run
              "--ray-address", cluster.address], cwd=ws, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _wait_for_samples(ws / "results" / "r", 100, proc)
-        cluster.remove_node(victim, allow_graceful=False)  # its raylet and workers die at once
+        kill_node(cluster, victim)  # its raylet and workers die at once
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, out[-2000:] + err[-2000:]
         _each_sample_once(ws / "results" / "r", 164 * 3)
@@ -199,25 +212,24 @@ def test_with_no_retries_a_dead_nodes_samples_are_infra_errors_that_retry_errors
         tmp_path: Path, bw: Runner) -> None:
     cluster = start_cluster(worker_nodes=2)
     try:
-        ws = humaneval_workspace(tmp_path, bw, samples=3)
-        (ws / "benchwright.yaml").write_text("version: 1\nray:\n  max_retries: 0\n")
+        ws = slow_workspace(tmp_path)  # ray.max_retries: 0
         victim = cluster.list_all_nodes()[-1]
         proc = subprocess.Popen(
-            [str(BIN), "run", "configs/he.yaml", "--run-id", "r", "--executor", "ray",
+            [str(BIN), "run", "configs/slow.yaml", "--run-id", "r", "--executor", "ray",
              "--ray-address", cluster.address], cwd=ws, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        _wait_for_samples(ws / "results" / "r", 100, proc)
-        cluster.remove_node(victim, allow_graceful=False)
+        _wait_for_samples(ws / "results" / "r", 3, proc)
+        kill_node(cluster, victim)  # in the middle of a sample
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, out[-2000:] + err[-2000:]  # the run goes on
         records = read_jsonl(ws / "results" / "r" / "records.jsonl")
         lost = {r["execution_id"]: r for r in records if r["outcome"] == "infra_error"}
         assert lost, "the dead node's samples are recorded, as infra_error"
         assert all("the Ray cluster could not run this sample" in r["error"] for r in lost.values())
-        assert len({r["execution_id"] for r in records}) == 164 * 3
+        assert len({r["execution_id"] for r in records}) == 12
 
         run(bw, ws, "--resume", "r", "--retry-errors", "--executor", "ray", "--ray-address",
             cluster.address)
-        _each_sample_once(ws / "results" / "r", 164 * 3)
+        _each_sample_once(ws / "results" / "r", 12)
     finally:
         cluster.shutdown()
