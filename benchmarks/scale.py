@@ -116,7 +116,7 @@ def services_figures(address: str, calls: int) -> Services:
 
     ray.init(address=address, logging_level="WARNING", log_to_driver=False)
     try:
-        conf = ProviderSettings(type="openai-compatible", concurrency=100_000)
+        conf = ProviderSettings(type="openai-compatible", concurrency=1024)
         services = ray.remote(RunServices).options(num_cpus=0, max_concurrency=10_000).remote(
             None, {"api": conf})
 

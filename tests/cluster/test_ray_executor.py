@@ -139,6 +139,12 @@ def test_provider_limits_and_the_cache_are_the_whole_clusters(
     assert not leaked
 
 
+def _start(ws: Path, *args: str) -> subprocess.Popen[str]:
+    """``benchwright run ARGS`` in the background, as a user's terminal would run it."""
+    return subprocess.Popen([str(BIN), "run", *args], cwd=ws, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
 def _wait_for_samples(run_folder: Path, at_least: int, proc: subprocess.Popen[str],
                       timeout_s: float = 240) -> int:
     deadline = time.monotonic() + timeout_s
@@ -170,10 +176,8 @@ def test_a_node_killed_mid_run_loses_and_doubles_nothing(tmp_path: Path, bw: Run
     try:
         ws = humaneval_workspace(tmp_path, bw, samples=3)
         victim = cluster.list_all_nodes()[-1]
-        proc = subprocess.Popen(
-            [str(BIN), "run", "configs/he.yaml", "--run-id", "r", "--executor", "ray",
-             "--ray-address", cluster.address], cwd=ws, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = _start(ws, "configs/he.yaml", "--run-id", "r", "--executor", "ray",
+                      "--ray-address", cluster.address)
         _wait_for_samples(ws / "results" / "r", 100, proc)
         kill_node(cluster, victim)  # its raylet and workers die at once
         out, err = proc.communicate(timeout=600)
@@ -195,8 +199,7 @@ def test_a_killed_driver_resumes_on_either_executor(tmp_path: Path, bw: Runner,
                                                      ray_cluster.address], ["--executor", "local"]),
                                 ("local-then-ray", ["--executor", "local"],
                                  ["--executor", "ray", "--ray-address", ray_cluster.address])):
-        proc = subprocess.Popen([str(BIN), "run", "configs/he.yaml", "--run-id", run_id, *first],
-                                cwd=ws, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = _start(ws, "configs/he.yaml", "--run-id", run_id, *first)
         recorded = _wait_for_samples(ws / "results" / run_id, 30, proc)
         proc.send_signal(signal.SIGKILL)  # the driver dies: nothing of it says goodbye
         proc.communicate()
@@ -214,10 +217,8 @@ def test_with_no_retries_a_dead_nodes_samples_are_infra_errors_that_retry_errors
     try:
         ws = slow_workspace(tmp_path)  # ray.max_retries: 0
         victim = cluster.list_all_nodes()[-1]
-        proc = subprocess.Popen(
-            [str(BIN), "run", "configs/slow.yaml", "--run-id", "r", "--executor", "ray",
-             "--ray-address", cluster.address], cwd=ws, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = _start(ws, "configs/slow.yaml", "--run-id", "r", "--executor", "ray",
+                      "--ray-address", cluster.address)
         _wait_for_samples(ws / "results" / "r", 3, proc)
         kill_node(cluster, victim)  # in the middle of a sample
         out, err = proc.communicate(timeout=600)

@@ -27,7 +27,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -41,7 +41,7 @@ from benchwright.model.engine import GenerationEngine, local_limits
 from benchwright.model.judge import Judge
 from benchwright.model.limits import Limits, RateLimiter
 from benchwright.results.record import Generation, Record
-from benchwright.run.executor import Executor, ExecutorOptions, OnGeneration, OnResult
+from benchwright.run.executor import Executor, ExecutorOptions, OnGeneration, OnResult, dispatch
 from benchwright.run.plan import SampleUnit
 from benchwright.run.worker import Worker, WorkerSpec
 from benchwright.sandbox.select import best_sandbox
@@ -390,8 +390,6 @@ class RayExecutor(Executor):
                                              retry_exceptions=False)
         spec_box = [ray.put(spec)]
         key = f"{spec.run_id}/{uuid.uuid4().hex}"
-        in_flight = asyncio.Semaphore(self._in_flight())
-        running: set[asyncio.Task[None]] = set()
         sizing = _BatchSizing()
 
         def failed(unit: SampleUnit, e: BaseException) -> None:
@@ -406,42 +404,35 @@ class RayExecutor(Executor):
             on_result(unit, gen, worker.evaluate(unit, gen))  # an infra_error record, no generation
 
         async def one(batch: list[SampleUnit]) -> None:
+            gens: list[Generation | None] = []
+            for unit in batch:
+                gen = known.get(unit.execution_id)
+                gens.append(gen if gen is not None and gen.error is None else None)
+            ref = task.remote(services, key, spec_box, batch, gens)
             try:
-                gens: list[Generation | None] = []
+                done, seconds, node = await ref
+            except asyncio.CancelledError:  # the run stops: so does the batch's task
+                ray.cancel(ref, force=True)
+                raise
+            except ray.exceptions.RayError as e:
                 for unit in batch:
-                    gen = known.get(unit.execution_id)
-                    gens.append(gen if gen is not None and gen.error is None else None)
-                ref = task.remote(services, key, spec_box, batch, gens)
-                try:
-                    done, seconds, node = await ref
-                except asyncio.CancelledError:  # the run stops: so does the batch's task
-                    ray.cancel(ref, force=True)
-                    raise
-                except ray.exceptions.RayError as e:
-                    for unit in batch:
-                        failed(unit, e)
-                    return
-                sizing.add(len(batch), seconds)
-                self.samples_by_node[node] = self.samples_by_node.get(node, 0) + len(batch)
-                for unit, (made, got, records) in zip(batch, done, strict=True):
-                    if made:
-                        on_generation(got)
-                    on_result(unit, got, records)
-            finally:
-                in_flight.release()
+                    failed(unit, e)
+                return
+            sizing.add(len(batch), seconds)
+            self.samples_by_node[node] = self.samples_by_node.get(node, 0) + len(batch)
+            for unit, (made, got, records) in zip(batch, done, strict=True):
+                if made:
+                    on_generation(got)
+                on_result(unit, got, records)
 
-        try:
+        def batches() -> Iterator[list[SampleUnit]]:
             pending = iter(units)
             while batch := list(itertools.islice(pending, sizing.size())):
-                await in_flight.acquire()
-                t = asyncio.create_task(one(batch))
-                running.add(t)
-                t.add_done_callback(running.discard)
-            if running:
-                await asyncio.gather(*running)
+                yield batch
+
+        try:
+            await dispatch(batches(), one, self._in_flight())
         finally:
-            for t in running:
-                t.cancel()
             try:
                 self.usage = await services.usage.remote()
                 await services.close.remote()

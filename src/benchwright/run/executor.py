@@ -7,17 +7,51 @@ from __future__ import annotations
 import abc
 import asyncio
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from benchwright.results.record import Generation, Record
 from benchwright.run.plan import SampleUnit
 from benchwright.run.worker import Worker
 
+T = TypeVar("T")
+_END = object()
+
 OnGeneration = Callable[[Generation], None]
 OnResult = Callable[[SampleUnit, Generation, list[Record]], None]
+
+
+async def dispatch(jobs: Iterable[T], one: Callable[[T], Coroutine[Any, Any, None]], limit: int) -> None:
+    """Await ``one(job)`` for every job, at most ``limit`` at once. The next job is taken from
+    ``jobs`` only when a place is free (a lazy iterable may size it then), and only unfinished
+    tasks are kept, so memory stays flat however many jobs there are. Cancelled: so are they."""
+    places = asyncio.Semaphore(limit)
+    running: set[asyncio.Task[None]] = set()
+
+    async def guarded(job: T) -> None:
+        try:
+            await one(job)
+        finally:
+            places.release()
+
+    pending = iter(jobs)
+    try:
+        while True:
+            await places.acquire()
+            job = next(pending, _END)
+            if job is _END:
+                places.release()
+                break
+            task = asyncio.create_task(guarded(job))  # type: ignore[arg-type]
+            running.add(task)
+            task.add_done_callback(running.discard)
+        if running:
+            await asyncio.gather(*running)
+    finally:
+        for task in running:
+            task.cancel()
 
 
 @dataclass(frozen=True)
@@ -84,28 +118,17 @@ class LocalExecutor(Executor):
         on_result: OnResult,
     ) -> None:
         loop = asyncio.get_running_loop()
-        in_flight = asyncio.Semaphore(self.max_in_flight)
         with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="bw-exec") as pool:
 
             async def one(unit: SampleUnit) -> None:
-                try:
-                    gen = known.get(unit.execution_id)
-                    if gen is None or gen.error is not None:
-                        gen = await worker.generate(unit)
-                        on_generation(gen)
-                    records = await loop.run_in_executor(pool, worker.evaluate, unit, gen)
-                    on_result(unit, gen, records)
-                finally:
-                    in_flight.release()
+                gen = known.get(unit.execution_id)
+                if gen is None or gen.error is not None:
+                    gen = await worker.generate(unit)
+                    on_generation(gen)
+                records = await loop.run_in_executor(pool, worker.evaluate, unit, gen)
+                on_result(unit, gen, records)
 
-            running: set[asyncio.Task[None]] = set()  # only the unfinished: memory stays flat
             try:
-                for unit in units:
-                    await in_flight.acquire()
-                    task = asyncio.create_task(one(unit))
-                    running.add(task)
-                    task.add_done_callback(running.discard)
-                if running:
-                    await asyncio.gather(*running)
+                await dispatch(units, one, self.max_in_flight)
             finally:
                 worker.close()  # the pool's threads end here, and with them their servers
