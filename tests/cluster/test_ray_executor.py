@@ -45,6 +45,18 @@ def assert_same_records(local: Path, ray: Path) -> int:
     return len(a)
 
 
+TIMINGS = {"run_id", "time_ms", "wall_ms", "cpu_ms", "ms", "latency_ms", "scored_at"}
+"""In an agent run's records and files: the run's name, durations and clock times."""
+
+
+def without_timings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in TIMINGS}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
 def run(bw: Runner, ws: Path, *args: str, env: dict[str, str] | None = None) -> None:
     proc = bw("run", *args, cwd=ws, timeout=600, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -72,6 +84,29 @@ def test_the_example_workspace_on_two_nodes_gives_the_local_records(
     assert ray_gens == local_gens
     summary = YAML(typ="safe").load((results / "ray" / "summary.yaml").read_text())
     assert summary["by_model"]["reference"]["outcomes"]["pass"] == source["total"]
+
+
+@pytest.mark.slow
+def test_coding_agents_on_two_nodes_give_the_local_records_and_files(
+        workspace: Path, bw: Runner, ray_cluster: Cluster) -> None:
+    run(bw, workspace, "configs/agents.yaml", "--run-id", "local")
+    run(bw, workspace, "configs/agents.yaml", "--run-id", "ray", "--executor", "ray",
+        "--ray-address", ray_cluster.address)
+    local, ray = workspace / "results" / "local", workspace / "results" / "ray"
+    a, b = records_by_key(local), records_by_key(ray)
+    assert set(a) == set(b) and len({k[0] for k in a}) == 3  # three agents on the example task
+    for key, rec in a.items():
+        assert without_timings(rec) == without_timings(b[key]), key
+    files = sorted(p.relative_to(local) for p in (local / "agents").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(ray) for p in (ray / "agents").rglob("*") if p.is_file())
+    assert any(f.name == "diff.patch" for f in files)
+    for f in files:
+        mine, theirs = (local / f).read_text(), (ray / f).read_text()
+        if f.name == "judge.json":
+            mine, theirs = without_timings(json.loads(mine)), without_timings(json.loads(theirs))
+        assert mine == theirs, f
+    gates = [YAML(typ="safe").load((r / "summary.yaml").read_text())["agents"] for r in (local, ray)]
+    assert gates[0] == gates[1] and any(row["disagree"] for row in gates[0])
 
 
 @pytest.mark.slow

@@ -8,10 +8,13 @@ from pathlib import Path
 
 from benchwright.agents.outcome import AgentOutcome
 from benchwright.agents.plan import AgentUnit
-from benchwright.agents.records import agent_records, write_files
+from benchwright.agents.records import agent_files, agent_records, file_names
 from benchwright.agents.runner import run_agent_task, run_command_agent
 from benchwright.results.record import Record
 from benchwright.sandbox.base import Sandbox
+
+AgentDone = tuple[list[Record], dict[str, str]]
+"""An agent unit done: its records, and its files' text by path in the run folder."""
 
 AgentRunner = Callable[[AgentUnit, Path, list[str]], AgentOutcome]
 """Runs the unit's agent in a workspace folder on the given turns (the built-in loop, or a
@@ -34,10 +37,10 @@ def command_runner(sandbox: Sandbox) -> AgentRunner:
     return run
 
 
-def run_unit(unit: AgentUnit, *, run_id: str, run_folder: Path, sandbox: Sandbox,
-             runner: AgentRunner, judge: Callable[[AgentUnit, object], dict[str, object] | None] | None = None,
-             ) -> list[Record]:
-    """Run one agent on one task and return its records (files written to the run folder)."""
+def run_unit(unit: AgentUnit, *, run_id: str, sandbox: Sandbox, runner: AgentRunner,
+             judge: Callable[[AgentUnit, object], dict[str, object] | None] | None = None,
+             ) -> AgentDone:
+    """Run one agent on one task: its records and its files (for the driver to write)."""
     scenario = unit.scenario
     result = run_agent_task(scenario.scenario, scenario.path.parent, unit.task, unit.agent, sandbox,
                             scratch_root() / "benchwright-agents",
@@ -48,7 +51,7 @@ def run_unit(unit: AgentUnit, *, run_id: str, run_folder: Path, sandbox: Sandbox
             result.judge = verdict
             shown = verdict.get("verdict")
             result.gates.judge = shown if shown in ("PASS", "FAIL") else None
-    files = write_files(run_folder, unit.execution_id, result) if result.infra_error is None else {}
+    files = agent_files(unit.execution_id, result) if result.infra_error is None else {}
     base = {"run_id": run_id, "execution_id": unit.execution_id, "task_source": scenario.name,
             "task": unit.task.name, "model": unit.agent.name}
-    return agent_records(base, result, files)
+    return agent_records(base, result, file_names(files)), files

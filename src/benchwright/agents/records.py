@@ -24,24 +24,33 @@ def verdict_of(value: str | None) -> Verdict | None:
     return {"PASS": "pass", "FAIL": "fail", "N/A": "n/a"}.get(value or "")  # type: ignore[return-value]
 
 
-def write_files(folder: Path, execution_id: str, result: AgentRunResult) -> dict[str, str]:
-    """The run's diff, trajectory, responses and judge verdicts as files; their paths relative
-    to the run folder."""
-    own = folder / "agents" / execution_id
-    own.mkdir(parents=True, exist_ok=True)
+def agent_files(execution_id: str, result: AgentRunResult) -> dict[str, str]:
+    """The run's diff, trajectory, responses and judge verdicts: each file's text by its path
+    relative to the run folder (``agents/<execution_id>/...``). Made wherever the agent ran;
+    written by the run's driver (:func:`write_agent_files`)."""
+    own = f"agents/{execution_id}"
     files: dict[str, str] = {}
-
-    def put(name: str, text: str) -> None:
-        (own / name).write_text(text)
-        files[name.split(".")[0]] = f"agents/{execution_id}/{name}"
-
     if result.change is not None:
-        put("diff.patch", result.change.patch)
-    put("trajectory.jsonl", "".join(json.dumps(step, default=str) + "\n" for step in result.outcome.trajectory))
-    put("responses.json", json.dumps(result.outcome.responses, indent=1))
+        files[f"{own}/diff.patch"] = result.change.patch
+    files[f"{own}/trajectory.jsonl"] = "".join(json.dumps(step, default=str) + "\n"
+                                               for step in result.outcome.trajectory)
+    files[f"{own}/responses.json"] = json.dumps(result.outcome.responses, indent=1)
     if result.judge is not None:
-        put("judge.json", json.dumps(result.judge, indent=1, default=str))
+        files[f"{own}/judge.json"] = json.dumps(result.judge, indent=1, default=str)
     return files
+
+
+def file_names(files: dict[str, str]) -> dict[str, str]:
+    """What records name: ``diff``, ``trajectory``, ... -> the file's path in the run folder."""
+    return {Path(path).name.split(".")[0]: path for path in files}
+
+
+def write_agent_files(folder: Path, files: dict[str, str]) -> None:
+    """Write an agent run's files (from :func:`agent_files`) into the run folder."""
+    for path, text in files.items():
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
 
 
 def outcome_of(result: AgentRunResult) -> Outcome:
@@ -55,6 +64,12 @@ def outcome_of(result: AgentRunResult) -> Outcome:
     return "fail" if gates.objective == "FAIL" else "pass"
 
 
+def infra_records(base: dict[str, Any], error: str) -> list[Record]:
+    """An agent run the harness could not carry out: one ``run-badge`` record saying why."""
+    return [Record(**base, language=LANGUAGE, sample=0, outcome="infra_error", criterion="run-badge",
+                   executor="AgentRunner", error=f"infra_error: {error}")]
+
+
 def agent_records(base: dict[str, Any], result: AgentRunResult, files: dict[str, str]) -> list[Record]:
     """Every record of one agent run; ``base`` has run_id, execution_id, task_source, task and
     model (the agent's name)."""
@@ -62,9 +77,7 @@ def agent_records(base: dict[str, Any], result: AgentRunResult, files: dict[str,
     common: dict[str, Any] = {**base, "language": LANGUAGE, "sample": 0, "outcome": outcome}
     out: list[Record] = []
     if result.infra_error is not None:
-        out.append(Record(**common, criterion="run-badge", executor="AgentRunner",
-                          error=f"infra_error: {result.infra_error}"))
-        return out
+        return infra_records(base, result.infra_error)
     for s in result.scorers:
         out.append(_scorer_record(common, s, files))
     gates = result.gates

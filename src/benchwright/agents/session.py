@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchwright.agents.execution import AgentRunner, command_runner, run_unit
+from benchwright.agents.execution import AgentDone, AgentRunner, command_runner, run_unit
 from benchwright.agents.outcome import AgentOutcome
 from benchwright.agents.plan import AgentUnit
 from benchwright.agents.runner import AgentRunResult, evidence
@@ -19,6 +19,10 @@ from benchwright.results.record import Record
 from benchwright.sandbox.base import Sandbox
 
 GATES = ("objective", "judge", "run-badge")
+
+
+OnAgent = Callable[[AgentUnit, list[Record], dict[str, str]], None]
+"""An agent unit's records and files (path in the run folder -> text), for the driver to write."""
 
 
 def _runner(sandbox: Sandbox, engine: GenerationEngine, loop: asyncio.AbstractEventLoop) -> AgentRunner:
@@ -53,22 +57,28 @@ def _judging(judge: Judge | None) -> Callable[[AgentUnit, object], dict[str, obj
     return grade
 
 
-async def run_agent_units(units: Sequence[AgentUnit], *, run_id: str, run_folder: Path, sandbox: Sandbox,
+def run_one(unit: AgentUnit, *, run_id: str, sandbox: Sandbox, engine: GenerationEngine,
+            judge: Judge | None, loop: asyncio.AbstractEventLoop) -> AgentDone:
+    """One agent unit, in a worker thread while ``loop`` (the engine's) runs: on this machine,
+    or on a cluster's worker."""
+    return run_unit(unit, run_id=run_id, sandbox=sandbox, runner=_runner(sandbox, engine, loop),
+                    judge=_judging(judge))
+
+
+async def run_agent_units(units: Sequence[AgentUnit], *, run_id: str, sandbox: Sandbox,
                           engine: GenerationEngine, judge: Judge | None, workers: int,
-                          on_agent: Callable[[AgentUnit, list[Record]], None]) -> None:
-    """Run every unit (``workers`` at once), reporting each unit's records as it ends."""
+                          on_agent: OnAgent) -> None:
+    """Run every unit on this machine (``workers`` at once), reporting each unit as it ends."""
+    from benchwright.run.executor import dispatch
+
     loop = asyncio.get_running_loop()
-    runner = _runner(sandbox, engine, loop)
-    grade = _judging(judge)
-    slots = asyncio.Semaphore(max(workers, 1))
 
     async def one(unit: AgentUnit) -> None:
-        async with slots:
-            records = await asyncio.to_thread(run_unit, unit, run_id=run_id, run_folder=run_folder,
-                                              sandbox=sandbox, runner=runner, judge=grade)
-            on_agent(unit, records)
+        records, files = await asyncio.to_thread(run_one, unit, run_id=run_id, sandbox=sandbox,
+                                                 engine=engine, judge=judge, loop=loop)
+        on_agent(unit, records, files)
 
-    await asyncio.gather(*(one(u) for u in units))
+    await dispatch(units, one, max(workers, 1))
 
 
 def agent_gates(records: Iterable[Record]) -> list[dict[str, Any]]:

@@ -32,6 +32,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from benchwright.agents.execution import AgentDone
+from benchwright.agents.plan import AgentUnit
+from benchwright.agents.records import infra_records
+from benchwright.agents.session import OnAgent
 from benchwright.config.settings import ProviderSettings
 from benchwright.errors import UserError
 from benchwright.model import resolve as model_resolve
@@ -44,6 +48,7 @@ from benchwright.results.record import Generation, Record
 from benchwright.run.executor import Executor, ExecutorOptions, OnGeneration, OnResult, dispatch
 from benchwright.run.plan import SampleUnit
 from benchwright.run.worker import Worker, WorkerSpec
+from benchwright.sandbox.base import Sandbox
 from benchwright.sandbox.select import best_sandbox
 from benchwright.sandbox.wallcap import wall_capped
 
@@ -220,8 +225,10 @@ class _Host:
         if spec.judge is not None:
             judge = Judge(self.engine, spec.judge)
             judge.bind(self.loop)
-        sandbox = wall_capped(best_sandbox(spec.sandbox), spec.sample_cap_s)
-        self.worker = Worker(spec.run_id, self.engine, sandbox, spec.limits, judge=judge)
+        self.sandbox = best_sandbox(spec.sandbox)
+        self.judge = judge
+        self.worker = Worker(spec.run_id, self.engine, wall_capped(self.sandbox, spec.sample_cap_s),
+                             spec.limits, judge=judge)
 
     def generate(self, unit: SampleUnit) -> Generation:
         return asyncio.run_coroutine_threadsafe(self.worker.generate(unit), self.loop).result()
@@ -269,6 +276,15 @@ def run_units(services: Any, key: str, spec_box: list[Any], units: list[SampleUn
         out.append((made, got, host.worker.evaluate(unit, got)))
     node: str = import_ray().get_runtime_context().get_node_id()
     return out, time.perf_counter() - start, node
+
+
+def run_agent(services: Any, key: str, spec_box: list[Any], unit: AgentUnit) -> AgentDone:
+    """One coding-agent unit on a worker: its records and its files' text, for the driver."""
+    from benchwright.agents.session import run_one
+
+    host = _host(key, spec_box, services)
+    return run_one(unit, run_id=host.worker.run_id, sandbox=host.sandbox, engine=host.engine,
+                   judge=host.judge, loop=host.loop)
 
 
 # -- on the driver ---------------------------------------------------------------------------------
@@ -328,6 +344,7 @@ class RayExecutor(Executor):
         self.usage: dict[str, dict[str, int]] = {}
         """After a run: per provider, the slots granted and the most held at once."""
         self._connected = False
+        self._run: tuple[Any, list[Any], str] | None = None
         self.samples_by_node: dict[str, int] = {}
 
     def connect(self) -> None:
@@ -357,9 +374,21 @@ class RayExecutor(Executor):
                 "provider_slots": self.usage}
 
     def close(self) -> None:
-        """Leave the cluster, if :meth:`connect` joined it."""
+        """The run is over: read the services' figures, end them, and leave the cluster if
+        :meth:`connect` joined it."""
+        ray = self.ray
+        if self._run is not None:
+            services = self._run[0]
+            self._run = None
+            try:
+                self.usage = ray.get(services.usage.remote(), timeout=30)
+                ray.get(services.close.remote(), timeout=30)
+            except (ray.exceptions.RayError, TimeoutError):
+                pass
+            finally:
+                ray.kill(services)
         if self._connected:
-            self.ray.shutdown()
+            ray.shutdown()
             self._connected = False
 
     def _in_flight(self) -> int:
@@ -370,8 +399,10 @@ class RayExecutor(Executor):
         cpus = int(self.ray.cluster_resources().get("CPU", 1))
         return max(8, cpus * 3)
 
-    async def run(self, units: Sequence[SampleUnit], worker: Worker, known: dict[str, Generation],
-                  on_generation: OnGeneration, on_result: OnResult) -> None:
+    def _session(self, worker: Worker) -> tuple[Any, list[Any], str]:
+        """The run's services actor, its spec (in a box) and its key: made once per run."""
+        if self._run is not None:
+            return self._run
         ray = self.ray
         spec = worker.spec
         if spec is None:
@@ -386,10 +417,17 @@ class RayExecutor(Executor):
             num_cpus=0, max_concurrency=10_000,
             scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False),
         ).remote(str(spec.cache_path) if spec.cache_path else None, providers)
+        self._run = (services, [ray.put(spec)], f"{spec.run_id}/{uuid.uuid4().hex}")
+        return self._run
+
+    async def run(self, units: Sequence[SampleUnit], worker: Worker, known: dict[str, Generation],
+                  on_generation: OnGeneration, on_result: OnResult) -> None:
+        ray = self.ray
+        services, spec_box, key = self._session(worker)
+        spec = worker.spec
+        assert spec is not None
         task = ray.remote(run_units).options(num_cpus=1, max_retries=self.options.max_retries,
                                              retry_exceptions=False)
-        spec_box = [ray.put(spec)]
-        key = f"{spec.run_id}/{uuid.uuid4().hex}"
         sizing = _BatchSizing()
 
         def failed(unit: SampleUnit, e: BaseException) -> None:
@@ -430,14 +468,33 @@ class RayExecutor(Executor):
             while batch := list(itertools.islice(pending, sizing.size())):
                 yield batch
 
-        try:
-            await dispatch(batches(), one, self._in_flight())
-        finally:
+        await dispatch(batches(), one, self._in_flight())
+
+    async def run_agents(self, units: Sequence[AgentUnit], worker: Worker, sandbox: Sandbox,
+                         on_agent: OnAgent) -> None:
+        """Each agent unit in a Ray task of its own (they take minutes). The scenario's
+        repository is read where the task runs: give the nodes the workspace at the same
+        path (a shared file system), or use a git URL."""
+        ray = self.ray
+        services, spec_box, key = self._session(worker)
+        task = ray.remote(run_agent).options(num_cpus=1, max_retries=self.options.max_retries,
+                                             retry_exceptions=False)
+
+        async def one(unit: AgentUnit) -> None:
+            ref = task.remote(services, key, spec_box, unit)
             try:
-                self.usage = await services.usage.remote()
-                await services.close.remote()
-            except ray.exceptions.RayError:
-                pass
-            finally:
-                ray.kill(services)
-                self.close()
+                records, files = await ref
+            except asyncio.CancelledError:
+                ray.cancel(ref, force=True)
+                raise
+            except ray.exceptions.RayError as e:
+                cause = getattr(e, "cause", None) or e
+                first = (str(cause).strip().splitlines() or [""])[0]
+                base = {"run_id": worker.run_id, "execution_id": unit.execution_id,
+                        "task_source": unit.task_source, "task": unit.task.name,
+                        "model": unit.agent.name}
+                records, files = infra_records(base, f"the Ray cluster could not run this agent: "
+                                                     f"{type(cause).__name__}: {first}"), {}
+            on_agent(unit, records, files)
+
+        await dispatch(units, one, self._in_flight())

@@ -23,7 +23,8 @@ from benchwright.agents.plan import (
     load_scenarios,
     thaw,
 )
-from benchwright.agents.session import agent_gates, run_agent_units
+from benchwright.agents.records import write_agent_files
+from benchwright.agents.session import agent_gates
 from benchwright.config.load import config_from_data, load_config
 from benchwright.config.model import ExecConfig
 from benchwright.criteria.base import wall_capped
@@ -250,6 +251,12 @@ def manifest(prep: Prepared, run_id: str, tasks: Sequence[str]) -> dict[str, Any
     }
 
 
+def _agent_models(prep: Prepared) -> list[model_resolve.ResolvedModel]:
+    """The models the built-in agents ask."""
+    return [model_resolve.resolve(u.agent.model, prep.workspace.settings)
+            for u in prep.agent_units if u.agent.model is not None]
+
+
 def _models_of(plan: Plan) -> list[SampleUnit]:
     """One unit per model label (the first of each)."""
     seen: dict[str, SampleUnit] = {}
@@ -359,7 +366,8 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     worker.spec = WorkerSpec(
         run_id=folder.run_id, settings=prep.workspace.settings,
         providers={r.provider: r for r in [*(u.resolved for u in _models_of(prep.plan)),
-                                            *([prep.plan.judge] if prep.plan.judge else [])]},
+                                            *([prep.plan.judge] if prep.plan.judge else []),
+                                            *_agent_models(prep)]},
         workspace=prep.workspace.root, sandbox=prep.sandbox.name,
         sample_cap_s=prep.config.limits.sample_timeout_s, limits=prep.config.limits,
         judge=prep.plan.judge if judge else None, cache_policy=prep.config.cache,
@@ -376,7 +384,8 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
 
     runner = executor or make_executor(prep)
 
-    def on_agent(unit: AgentUnit, records: list[Record]) -> None:
+    def on_agent(unit: AgentUnit, records: list[Record], files: dict[str, str]) -> None:
+        write_agent_files(folder.path, files)  # first: a record never names a missing file
         folder.append_records(records)
         tracker.done(unit, records[0].outcome or "pass")
         if progress:
@@ -389,10 +398,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
             if todo:
                 await runner.run(todo, worker, known, on_generation, on_result)
             if agents_todo:
-                await run_agent_units(agents_todo, run_id=folder.run_id, run_folder=folder.path,
-                                      sandbox=prep.sandbox, engine=generation, judge=judge,
-                                      workers=prep.config.limits.concurrency or os.cpu_count() or 1,
-                                      on_agent=on_agent)
+                await runner.run_agents(agents_todo, worker, prep.sandbox, on_agent)
         except asyncio.CancelledError:
             # Ctrl-C or a cancel: say so now; asyncio.run still waits for the samples and agents
             # running in threads before it returns, and a killed process would say nothing
@@ -411,6 +417,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
         tracker.write(force=True)
         raise
     finally:
+        runner.close()
         if cache is not None:
             cache.close()
     summary = summarize(folder.records(), folder.run_id, prep.config.thresholds)

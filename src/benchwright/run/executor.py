@@ -10,11 +10,16 @@ import os
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from benchwright.results.record import Generation, Record
 from benchwright.run.plan import SampleUnit
 from benchwright.run.worker import Worker
+from benchwright.sandbox.base import Sandbox
+
+if TYPE_CHECKING:
+    from benchwright.agents.plan import AgentUnit
+    from benchwright.agents.session import OnAgent
 
 T = TypeVar("T")
 _END = object()
@@ -78,6 +83,20 @@ class Executor(abc.ABC):
     @abc.abstractmethod
     def report(self) -> dict[str, Any]:
         """For ``summary.yaml: executor``: where the samples ran (after :meth:`run`)."""
+
+    def close(self) -> None:  # noqa: B027 (nothing to do for most executors)
+        """The run is over (or stopped): let go of what :meth:`connect` took."""
+
+    async def run_agents(self, units: Sequence[AgentUnit], worker: Worker, sandbox: Sandbox,
+                         on_agent: OnAgent) -> None:
+        """Run every coding-agent unit, reporting each one's records and files as it ends.
+        Here: on this machine, ``worker.limits.concurrency`` (else a core each) at once, in
+        ``sandbox`` (the run's, without the per-sample wall cap: agents have their own)."""
+        from benchwright.agents.session import run_agent_units
+
+        await run_agent_units(units, run_id=worker.run_id, sandbox=sandbox, engine=worker.engine,
+                              judge=worker.judge, workers=worker.limits.concurrency or os.cpu_count() or 1,
+                              on_agent=on_agent)
 
     @abc.abstractmethod
     async def run(
