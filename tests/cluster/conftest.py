@@ -72,12 +72,19 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Cluster]:
-    """A head and one worker node, one CPU each: two nodes sharing this machine. The head
-    serves Ray Client at ``cluster.client_address``."""
+    """A head and one worker node, one CPU each: two nodes sharing this machine."""
+    cluster = start_cluster(worker_nodes=1)
+    yield cluster
+    cluster.shutdown()
+
+
+@pytest.fixture
+def client_cluster() -> Iterator[str]:
+    """Two nodes whose head serves Ray Client: its ``ray://`` address. Only one at a time on a
+    machine: each client's server takes a port from a fixed range (23000 up)."""
     port = free_port()
     cluster = start_cluster(worker_nodes=1, client_port=port)
-    cluster.client_address = f"ray://127.0.0.1:{port}"  # type: ignore[attr-defined]
-    yield cluster
+    yield f"ray://127.0.0.1:{port}"
     cluster.shutdown()
 
 
@@ -104,13 +111,14 @@ def humaneval_workspace(root: Path, bw: Runner, samples: int = 1) -> Path:
     return ws
 
 
-def slow_workspace(root: Path, tasks: int = 12, seconds: float = 1.5) -> Path:
+def slow_workspace(root: Path, tasks: int = 12, seconds: float = 1.5, max_retries: int | None = None) -> Path:
     """Tasks whose solution takes ``seconds``: every node is always in the middle of a sample
     (each travels alone), so a node killed at any moment takes running samples with it."""
     ws = root / "slow"
     (ws / "configs").mkdir(parents=True)
     (ws / "tasks").mkdir()
-    (ws / "benchwright.yaml").write_text("version: 1\nray:\n  max_retries: 0\n")
+    retries = "" if max_retries is None else f"ray:\n  max_retries: {max_retries}\n"
+    (ws / "benchwright.yaml").write_text(f"version: 1\n{retries}")
     lines = ["version: 1", "name: slow", "tasks:"]
     for i in range(tasks):
         lines += [

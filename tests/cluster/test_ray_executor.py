@@ -111,12 +111,12 @@ def test_coding_agents_on_two_nodes_give_the_local_records_and_files(
 
 @pytest.mark.slow
 def test_humaneval_on_two_nodes_gives_the_local_records(
-        tmp_path: Path, bw: Runner, ray_cluster: Cluster) -> None:
+        tmp_path: Path, bw: Runner, client_cluster: str) -> None:
     ws = humaneval_workspace(tmp_path, bw)
     run(bw, ws, "configs/he.yaml", "--run-id", "local")
     # through Ray Client this time: the driver outside the cluster, as from a laptop
     run(bw, ws, "configs/he.yaml", "--run-id", "ray", "--executor", "ray", "--ray-address",
-        ray_cluster.client_address)
+        client_cluster)
     assert assert_same_records(ws / "results" / "local", ws / "results" / "ray") > 164
     outcomes = {r["execution_id"]: r["outcome"] for r in read_jsonl(ws / "results" / "ray" / "records.jsonl")}
     assert len(outcomes) == 164 and set(outcomes.values()) == {"pass"}
@@ -206,22 +206,21 @@ def _each_sample_once(run_folder: Path, samples: int) -> None:
 
 
 @pytest.mark.slow
-def test_a_node_killed_mid_run_loses_and_doubles_nothing(tmp_path: Path, bw: Runner) -> None:
+def test_a_node_killed_mid_run_loses_and_doubles_nothing(tmp_path: Path) -> None:
     cluster = start_cluster(worker_nodes=2)
     try:
-        ws = humaneval_workspace(tmp_path, bw, samples=3)
+        ws = slow_workspace(tmp_path, tasks=18)  # every node always mid-sample; 3 retries
         victim = cluster.list_all_nodes()[-1]
-        proc = _start(ws, "configs/he.yaml", "--run-id", "r", "--executor", "ray",
+        proc = _start(ws, "configs/slow.yaml", "--run-id", "r", "--executor", "ray",
                       "--ray-address", cluster.address)
-        _wait_for_samples(ws / "results" / "r", 100, proc)
-        kill_node(cluster, victim)  # its raylet and workers die at once
+        _wait_for_samples(ws / "results" / "r", 4, proc)
+        kill_node(cluster, victim)  # its raylet and workers die at once, mid-sample
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, out[-2000:] + err[-2000:]
-        _each_sample_once(ws / "results" / "r", 164 * 3)
+        _each_sample_once(ws / "results" / "r", 18)  # the samples it was running: run again
         summary = YAML(typ="safe").load((ws / "results" / "r" / "summary.yaml").read_text())
         ran = summary["executor"]["samples_by_node"]
-        assert ran.get(victim.node_id, 0) > 0  # it was working when it died
-        assert sum(ran.values()) == 164 * 3 and len(ran) == 3
+        assert sum(ran.values()) == 18 and len(ran) >= 2
     finally:
         cluster.shutdown()
 
@@ -250,7 +249,7 @@ def test_with_no_retries_a_dead_nodes_samples_are_infra_errors_that_retry_errors
         tmp_path: Path, bw: Runner) -> None:
     cluster = start_cluster(worker_nodes=2)
     try:
-        ws = slow_workspace(tmp_path)  # ray.max_retries: 0
+        ws = slow_workspace(tmp_path, max_retries=0)
         victim = cluster.list_all_nodes()[-1]
         proc = _start(ws, "configs/slow.yaml", "--run-id", "r", "--executor", "ray",
                       "--ray-address", cluster.address)
