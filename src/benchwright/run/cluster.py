@@ -360,12 +360,20 @@ class RayExecutor(Executor):
             return
         address = self.options.address
         _probe(address)
-        try:
-            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False,
-                     include_dashboard=False if address is None else None)
-        except (ConnectionError, RuntimeError, ValueError) as e:
-            raise UserError(f"cannot reach the Ray cluster at {address or 'a new local Ray instance'}: "
-                            f"{e} {_CLUSTER_HINT}") from None
+        # Ray Client starts a server of its own for each driver, which can fail to come up on a
+        # busy head: that is worth a second and a third try
+        attempts = 3 if address is not None and address.startswith("ray://") else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False,
+                         include_dashboard=False if address is None else None)
+                break
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                if attempt < attempts:
+                    time.sleep(2.0 * attempt)
+                    continue
+                raise UserError(f"cannot reach the Ray cluster at {address or 'a new local Ray instance'}: "
+                                f"{e} {_CLUSTER_HINT}") from None
         self._connected = True
 
     def report(self) -> dict[str, Any]:
