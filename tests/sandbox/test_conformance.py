@@ -469,6 +469,7 @@ for p in started:
 def test_process_limit(sandbox: Sandbox) -> None:
     """A bounded attack (40 sleepers against a limit of 16) that is safe where it works."""
     r = py(sandbox, SPAWN.format(n=40), limits=SandboxLimits(wall_s=30, processes=16))
+    assert "STARTED" in out(r), (r.exit_code, r.signal, r.timed_out, out(r), r.stderr[-2000:])
     started = int(out(r).split("STARTED")[1].split()[0])
     if promises(sandbox, "process-limit"):
         assert started < 16, out(r)
