@@ -385,10 +385,12 @@ def list_plugins(
     if wanted == ["criterion"]:
         out.print(_criteria_table())
         return
+    from rich.markup import escape
+
     table = Table("kind", "name", "description", "from")
     for k in wanted:
-        for p in registry.plugins(k):
-            table.add_row(k, p.name, p.description, p.origin)
+        for p in registry.plugins(k):  # third parties' text is shown as written, never as markup
+            table.add_row(escape(k), escape(p.name), escape(p.description), escape(p.origin))
     out.print(table)
 
 
