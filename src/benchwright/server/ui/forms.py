@@ -25,7 +25,7 @@ from benchwright.agents.scenario import ScorerBase, ScorerSpec
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.server.service import Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
-from benchwright.server.ui.layout import denied, frame
+from benchwright.server.ui.layout import denied, frame, problem
 
 LIST_FILTERS = ("difficulties", "areas", "languages")
 COMMON_SCORER_FIELDS = ("name", "required", "type")
@@ -350,7 +350,7 @@ def register_forms(service: Service, access: Access | None = None) -> None:
             assert self.problems is not None
             self.problems.clear()
             with self.problems:
-                ui.label(message).classes("text-red-700").props('data-testid="problem"')
+                problem(message)
 
         async def check(self) -> None:
             self.show(await run.io_bound(service.check_text, self.path, self.code.value, self.kind) or [])
@@ -380,28 +380,33 @@ def register_forms(service: Service, access: Access | None = None) -> None:
                 ui.button("Reload form from YAML", on_click=refresh).props('flat data-testid="reload"')
             self.problems = ui.column().classes("w-full").props('data-testid="problems"')
 
-    def opened(path: str, kind: FileKind) -> tuple[str, str] | None:
+    def laid_out(path: str, kind: FileKind, split: int,
+                 refresh: Callable[[], None]) -> tuple[Editor, Any] | None:
+        """A form page's two halves: the YAML editor on the right, its buttons and an empty
+        form column (for ``refresh`` to fill) on the left; None, with the problem shown, when
+        the file cannot be read."""
         try:
             got = service.read_file(path, kind)
         except UserError as e:
-            ui.label(str(e)).classes("text-red-700").props('data-testid="problem"')
+            problem(str(e))
             return None
-        return got.text, got.etag
+        with ui.splitter(value=split).classes("w-full") as halves:
+            with halves.after:
+                editor = Editor(path, kind, got.text, got.etag)
+            with halves.before, ui.column().classes("w-full pr-4 gap-2"):
+                editor.buttons(refresh)
+                form = ui.column().classes("w-full gap-2")
+        return editor, form
 
     @ui.page("/config")
     def config_page(path: str) -> None:
         if denied(access, f"Config {path}"):
             return
         with frame(f"Config {path}", access):
-            got = opened(path, "config")
-            if got is None:
+            laid = laid_out(path, "config", 45, lambda: build())
+            if laid is None:
                 return
-            with ui.splitter(value=45).classes("w-full") as split:
-                with split.after:
-                    editor = Editor(path, "config", *got)
-                with split.before, ui.column().classes("w-full pr-4 gap-2"):
-                    editor.buttons(lambda: build())
-                    form = ui.column().classes("w-full gap-2")
+            editor, form = laid
             known = registry.names("criterion")
 
             def build() -> None:
@@ -410,7 +415,7 @@ def register_forms(service: Service, access: Access | None = None) -> None:
                     doc = editor.doc()
                 except ValueError as e:
                     with form:
-                        ui.label(str(e)).classes("text-red-700").props('data-testid="problem"')
+                        problem(str(e))
                     return
                 with form:
                     ui.label("Filters").classes("text-lg font-medium")
@@ -465,15 +470,10 @@ def register_forms(service: Service, access: Access | None = None) -> None:
         if denied(access, f"Scenario {path}"):
             return
         with frame(f"Scenario {path}", access):
-            got = opened(path, "scenario")
-            if got is None:
+            laid = laid_out(path, "scenario", 55, lambda: build())
+            if laid is None:
                 return
-            with ui.splitter(value=55).classes("w-full") as split:
-                with split.after:
-                    editor = Editor(path, "scenario", *got)
-                with split.before, ui.column().classes("w-full pr-4 gap-2"):
-                    editor.buttons(lambda: build())
-                    form = ui.column().classes("w-full gap-2")
+            editor, form = laid
             types = registry.names("scorer")
 
             def build() -> None:
@@ -482,7 +482,7 @@ def register_forms(service: Service, access: Access | None = None) -> None:
                     items = scorers(editor.doc())
                 except ValueError as e:
                     with form:
-                        ui.label(str(e)).classes("text-red-700").props('data-testid="problem"')
+                        problem(str(e))
                     return
                 with form:
                     ui.label("Scorers").classes("text-lg font-medium")

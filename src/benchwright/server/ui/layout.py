@@ -31,6 +31,14 @@ def frame(title: str, access: Access | None = None) -> Iterator[None]:
         yield
 
 
+def problem(text: str) -> None:
+    """A problem shown where it happened (a bad file, a refused write): in red, findable by
+    tests as ``data-testid="problem"``."""
+    from nicegui import ui
+
+    ui.label(text).classes("text-red-700").props('data-testid="problem"')
+
+
 def denied(access: Access | None, title: str, need: Role = "viewer") -> bool:
     """With ``--auth`` and no token of the role: show the page's frame with the sign-in form
     instead of the page, and say so."""

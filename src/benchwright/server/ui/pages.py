@@ -8,7 +8,7 @@ from benchwright.errors import InputError, UserError
 from benchwright.results.report import format_value, gate_rows, rows
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
-from benchwright.server.ui.layout import denied, frame
+from benchwright.server.ui.layout import denied, frame, problem
 
 FORM_PAGES: dict[str, str] = {"config": "/config", "scenario": "/scenario", "task-source": "/tasks"}
 """The form editor of each kind of file (the YAML editor is /edit for every kind)."""
@@ -40,8 +40,7 @@ def register(service: Service, *, auth_on: bool) -> None:
         if access.allows("editor"):
             return True
         with where:
-            ui.label("your token may read, not write (an editor's token is needed)").classes("text-red-700") \
-                .props('data-testid="problem"')
+            problem("your token may read, not write (an editor's token is needed)")
         return False
 
     @ui.page("/")
@@ -103,7 +102,7 @@ def register(service: Service, *, auth_on: bool) -> None:
                 except Conflict as e:
                     problems.clear()
                     with problems:
-                        ui.label(str(e)).classes("text-red-700").props('data-testid="problem"')
+                        problem(str(e))
                     return
                 state["etag"] = written.etag
                 show(warnings, saved=True)

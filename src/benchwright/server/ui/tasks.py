@@ -28,7 +28,7 @@ from benchwright import yamldoc
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.server.service import Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
-from benchwright.server.ui.layout import denied, frame
+from benchwright.server.ui.layout import denied, frame, problem
 from benchwright.task.model import Task, TaskSource
 
 KIND: FileKind = "task-source"
@@ -327,12 +327,12 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
         except InputError as e:
             with root:
                 for line in _problems_text(e.problems):
-                    ui.label(line).classes("text-red-700").props('data-testid="problem"')
+                    problem(line)
                 ui.link("open the raw YAML editor to fix it", f"/edit?path={path}")
             return
         except (UserError, ValueError) as e:
             with root:
-                ui.label(str(e)).classes("text-red-700").props('data-testid="problem"')
+                problem(str(e))
                 ui.link("open the raw YAML editor", f"/edit?path={path}")
             return
         state: dict[str, Any] = {"text": got.text, "etag": got.etag, "source": source, "selected": None,
@@ -479,12 +479,12 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
                     results.clear()
                     with results:
                         for line in _problems_text(e.problems):
-                            ui.label(line).classes("text-red-700").props('data-testid="problem"')
+                            problem(line)
                     return
                 except UserError as e:
                     results.clear()
                     with results:
-                        ui.label(str(e)).classes("text-red-700").props('data-testid="problem"')
+                        problem(str(e))
                     return
                 results.clear()
                 with results:
@@ -505,8 +505,7 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
             messages.clear()
             if access is not None and not access.allows("editor"):
                 with messages:
-                    ui.label("your token may read, not write (an editor's token is needed)") \
-                        .classes("text-red-700").props('data-testid="problem"')
+                    problem("your token may read, not write (an editor's token is needed)")
                 return
             try:
                 text = edited_text()
@@ -517,7 +516,7 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
             except InputError as e:
                 with messages:
                     for line in _problems_text(e.problems):
-                        ui.label(line).classes("text-red-700").props('data-testid="problem"')
+                        problem(line)
                 return
             except Conflict as e:
                 with messages:
@@ -526,7 +525,7 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
                 return
             except UserError as e:
                 with messages:
-                    ui.label(str(e)).classes("text-red-700").props('data-testid="problem"')
+                    problem(str(e))
                 return
             state.update(text=written.text, etag=written.etag, edits={},
                          source=TaskSource.model_validate(yamldoc.parse_text(written.text, path).data))
