@@ -247,12 +247,7 @@ class RlimitSandbox(Sandbox):
         collect: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
     ) -> ProcessResult:
-        root = Path(tempfile.mkdtemp(prefix="bw-sbx-", dir=self.tmp_root))
-        try:
-            launch = self._prepare(root, argv, files, limits, env or {})
-            return self._finish(self._run(launch, limits, stdin, collect))
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
+        return self._once(argv, files, limits, env or {}, stdin, collect)
 
     def run_in(
         self,
@@ -264,10 +259,16 @@ class RlimitSandbox(Sandbox):
         network: bool = False,
         stdin: bytes | None = None,
     ) -> ProcessResult:
+        return self._once(argv, {}, limits, env or {}, stdin, (), folder=folder, network=network)
+
+    def _once(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
+              env: dict[str, str], stdin: bytes | None, collect: tuple[str, ...], *,
+              folder: Path | None = None, network: bool = False) -> ProcessResult:
+        """One command in a private folder made for it and removed after it."""
         root = Path(tempfile.mkdtemp(prefix="bw-sbx-", dir=self.tmp_root))
         try:
-            launch = self._prepare(root, argv, {}, limits, env or {}, folder=folder, network=network)
-            return self._finish(self._run(launch, limits, stdin, ()))
+            launch = self._prepare(root, argv, files, limits, env, folder=folder, network=network)
+            return self._finish(self._run(launch, limits, stdin, collect))
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
