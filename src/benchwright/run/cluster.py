@@ -117,9 +117,6 @@ class RunServices:
                       for name, conf in providers.items()}
         self.paces = {name: RateLimiter(conf.rpm) for name, conf in providers.items()}
 
-    async def acquire(self, provider: str) -> str:
-        return await self.slots[provider].acquire()
-
     async def release(self, provider: str, lease: str) -> None:
         await self.slots[provider].release(lease)
 
@@ -402,8 +399,8 @@ class RayExecutor(Executor):
     def _in_flight(self) -> int:
         """Tasks sent and not yet back, at most: enough to keep every CPU busy while results
         travel, few enough that memory stays flat."""
-        if self.options.max_in_flight is not None:
-            return self.options.max_in_flight
+        if self.options.cluster_in_flight is not None:
+            return self.options.cluster_in_flight
         cpus = int(self.ray.cluster_resources().get("CPU", 1))
         return max(8, cpus * 3)
 

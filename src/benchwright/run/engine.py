@@ -27,6 +27,7 @@ from benchwright.agents.records import write_agent_files
 from benchwright.agents.session import agent_gates
 from benchwright.config.load import config_from_data, load_config
 from benchwright.config.model import ExecConfig
+from benchwright.config.settings import Settings
 from benchwright.criteria.base import wall_capped
 from benchwright.criteria.energy import run_meter
 from benchwright.errors import InputError, PluginNotFound, Problem, UserError
@@ -184,6 +185,10 @@ class ExecutorChoice:
     name: str | None = None
     address: str | None = None
 
+    def resolved(self, settings: Settings) -> tuple[str, str | None]:
+        """The executor's name and the cluster's address, the settings filling the gaps."""
+        return self.name or settings.executor, self.address or settings.ray.address
+
 
 def make_executor(prep: Prepared, choice: ExecutorChoice | None = None) -> Executor:
     """The executor plug-in chosen on the command line or in the settings.
@@ -193,12 +198,12 @@ def make_executor(prep: Prepared, choice: ExecutorChoice | None = None) -> Execu
     """
     choice = choice or ExecutorChoice()
     settings = prep.workspace.settings
-    name = choice.name or settings.executor
-    in_flight = sum(p.settings.concurrency for p in prep.providers.values()) + 64
+    name, address = choice.resolved(settings)
     options = ExecutorOptions(
         workers=prep.config.limits.concurrency,
-        max_in_flight=settings.ray.in_flight if name == "ray" else in_flight,
-        address=choice.address or settings.ray.address, max_retries=settings.ray.max_retries)
+        max_in_flight=sum(p.settings.concurrency for p in prep.providers.values()) + 64,
+        cluster_in_flight=settings.ray.in_flight, address=address,
+        max_retries=settings.ray.max_retries)
     try:
         executor: Executor = registry.create("executor", name, options=options)
     except PluginNotFound as e:
@@ -210,9 +215,7 @@ def make_executor(prep: Prepared, choice: ExecutorChoice | None = None) -> Execu
 
 def executor_info(prep: Prepared, choice: ExecutorChoice | None) -> dict[str, str]:
     """For ``run.yaml``: where the run started (a resume may use another executor)."""
-    choice = choice or ExecutorChoice()
-    name = choice.name or prep.workspace.settings.executor
-    address = choice.address or prep.workspace.settings.ray.address
+    name, address = (choice or ExecutorChoice()).resolved(prep.workspace.settings)
     return {"name": name, **({"address": address} if name == "ray" and address else {})}
 
 

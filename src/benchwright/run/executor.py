@@ -66,7 +66,10 @@ class ExecutorOptions:
     workers: int | None = None
     """Samples evaluated at once on this machine (local; default: its cores)."""
     max_in_flight: int | None = None
-    """Samples started and not yet recorded, at most (default: enough to keep workers busy)."""
+    """Samples started and not yet recorded, at most (local; default: enough to keep workers
+    busy)."""
+    cluster_in_flight: int | None = None
+    """Tasks sent to a cluster and not yet back, at most (ray; default: 3 per CPU)."""
     address: str | None = None
     """The cluster to join (ray: ``auto``, ``ray://HOST:PORT``; none: start one here)."""
     max_retries: int = 3
