@@ -5,6 +5,7 @@ and the run resumed on the other executor."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -49,11 +50,17 @@ TIMINGS = {"run_id", "time_ms", "wall_ms", "cpu_ms", "ms", "latency_ms", "scored
 """In an agent run's records and files: the run's name, durations and clock times."""
 
 
+SECONDS = re.compile(r"\b\d+\.\d+ ?s\b")
+"""A duration in a tool's own output ("Ran 4 tests in 0.000s"): it changes with the load."""
+
+
 def without_timings(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: without_timings(v) for k, v in value.items() if k not in TIMINGS}
     if isinstance(value, list):
         return [without_timings(v) for v in value]
+    if isinstance(value, str):
+        return SECONDS.sub("<seconds>", value)
     return value
 
 
@@ -104,7 +111,7 @@ def test_coding_agents_on_two_nodes_give_the_local_records_and_files(
         mine, theirs = (local / f).read_text(), (ray / f).read_text()
         if f.name == "judge.json":
             mine, theirs = without_timings(json.loads(mine)), without_timings(json.loads(theirs))
-        assert mine == theirs, f
+        assert without_timings(mine) == without_timings(theirs), f
     gates = [YAML(typ="safe").load((r / "summary.yaml").read_text())["agents"] for r in (local, ray)]
     assert gates[0] == gates[1] and any(row["disagree"] for row in gates[0])
 
