@@ -10,11 +10,13 @@ limit) and never sources the solution itself:
 
 * ``bash -n solution.sh`` first: a syntax error is a build error (the model's fault) with
   the line bash names;
-* then per test case it forks a subshell, in a process group of its own (``set -m``), with
-  stdin on /dev/null, stdout and stderr to a file, ``ulimit -v`` (``limits.memory_mb``) and
-  ``ulimit -t``. The subshell sources the solution, then ``bw_lib.sh`` (``assert_eq ACTUAL
-  EXPECTED [MESSAGE]``, ``assert_ne``), the prelude, sets an ``ERR`` trap and sources the
-  test file, so the test's commands run at the top level with ``set -e`` semantics: the
+* then it reads the solution, the helpers, the prelude and every test file into its own
+  memory, and per test case it forks a subshell, in a process group of its own (``set -m``),
+  with stdin on /dev/null, stdout and stderr to a file, ``ulimit -v`` (``limits.memory_mb``) and
+  ``ulimit -t``. The subshell sources (from the judge's copies, through here-strings on
+  ``/dev/fd/5``, ``3``, ``6`` and ``7``) the solution, then the helpers of ``bw_lib.sh``
+  (``assert_eq ACTUAL EXPECTED [MESSAGE]``, ``assert_ne``), the prelude, sets an ``ERR`` trap
+  and sources the test, so the test's commands run at the top level with ``set -e`` semantics: the
   first failing top-level command of the test (not one inside the solution's functions)
   ends it as ``fail``, with its line and command (``assert_eq`` adds "expected 'x', got
   'y'"); status 126/127 (command not found) and a test file that does not parse are
@@ -36,20 +38,19 @@ What a hostile solution can and cannot do
 -----------------------------------------
 Cannot make a failing test pass by generic means: ``exit 0`` (at load or inside a function),
 ``kill`` of its own subshell or group, a crash, printing ``BWR`` lines (they go to the
-test's output file; lines written to the sandbox's stdout through ``/proc/1/fd/1`` lack the
-nonce), or writing result files (the judge's results go only to its stdout).
+test's output file; lines written anywhere else lack the nonce), writing result files (the
+judge's results go only to its stdout), or rewriting or removing the files of the work folder
+(later tests run the judge's copies). The judge runs undumpable (``Sandbox.run(undumpable=True)``:
+an execute-only copy of bash), and so are the subshells it forks: no process of the sample can
+read the judge's memory (the nonce) or open ``/proc/<judge>/fd/1``, and the sandbox's PID 1 holds
+no pipe to the harness.
 
 Can still, in a solution written against this driver: (1) forge its own test's verdict,
 because the test runs in the solution's shell: redefine the helpers or the trap, or write the
-``ok`` report to fd 9 and ``exit 0``; (2) read the nonce, which the judge holds in a plain
-shell variable and every forked subshell inherits in memory (it is unset there, not wiped),
-or attach to the judge with ptrace (bash cannot make itself non-dumpable; this kernel has no
-Yama restriction), then write forged results to the judge's stdout through
-``/proc/<judge>/fd/1`` -- the one verdict-integrity gap compared with the C/C++ judge, which is
-a non-dumpable compiled program; (3) kill the judge (later tests become ``error``/``timeout``,
-never ``pass``) or leave a ``setsid`` daemon that outlives its test and disturbs later ones
-(it dies with the sandbox); (4) under the ``rlimit`` backend (no isolation) anything its uid
-can do: there ``kill $PPID`` kills the harness itself.
+``ok`` report to fd 9 and ``exit 0``; (2) kill the judge (later tests become
+``error``/``timeout``, never ``pass``) or leave a ``setsid`` daemon that outlives its test and
+disturbs later ones of the same sample (it dies with the sandbox); (3) under the ``rlimit``
+backend (no isolation) anything its uid can do: there ``kill $PPID`` kills the harness itself.
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ OUTPUT_CAP = 4096
 MIN_PROCESSES = 16
 """A test subshell, its watchdog, command substitutions and the programs a test runs."""
 
+SOURCES = {"5": "solution", "6": "prelude", "7": "test"}
+"""The descriptors the judge sources each part from (``/dev/fd/N``), read into its memory
+before any test runs: what a solution does to the files of the work folder changes nothing of
+what later tests run."""
 _SYNTAX = re.compile(r"line (?P<line>\d+): (?P<what>syntax error.*)")
 _FUNCTION = re.compile(
     r"^(?:function[ \t]+(?P<a>[A-Za-z_][\w:.-]*)[ \t]*(?:\([ \t]*\))?|"
@@ -191,8 +196,10 @@ class BashLanguage(Language):
             file_size_mb=limits.file_size_mb,
             processes=max(limits.processes, MIN_PROCESSES),
         )
+        # undumpable: the judge holds the nonce and the harness's pipe; the test subshells it
+        # forks (and what they run) can then neither read its memory nor open /proc/<judge>/fd
         proc = sandbox.run([bash, "bw_judge.sh"], files=files, limits=run_limits,
-                           stdin=job.encode())
+                           stdin=job.encode(), undumpable=True)
         records = parse_lines(proc.stdout, prefix=f"BWR-{nonce} ")
         if not records and not proc.timed_out:
             why = proc.stderr.decode("utf-8", "replace").strip()[-2000:]
@@ -225,17 +232,19 @@ class _Layout:
         return lines[line - 1].strip() if line is not None and 0 < line <= len(lines) else ""
 
     def paths(self, index: int, text: str) -> str:
-        """Bash's ``/work/bw_t/3.sh: line 2`` in output -> ``line N`` of the shown code."""
+        """Bash's ``/dev/fd/7: line 2`` (a test sourced by the judge, see :data:`SOURCES`) or
+        ``/work/bw_t/3.sh: line 2`` in output -> ``line N`` of the shown code."""
         def sub(m: re.Match[str]) -> str:
             n = int(m.group("line"))
-            if m.group("file") == "prelude":
+            part = SOURCES.get(m.group("fd") or "", m.group("file"))
+            if part == "prelude":
                 n += self.solution_lines
-            elif m.group("file") != "solution":
+            elif part != "solution":
                 n += self.offset
             return f"line {self.clamp(index, n)}"
 
-        return re.sub(r"\S*/(?P<file>solution|prelude|bw_t/\d+)\.sh: line (?P<line>\d+)", sub,
-                      text)
+        return re.sub(r"(?:/dev/fd/(?P<fd>[567])|\S*/(?P<file>solution|prelude|bw_t/\d+)\.sh): "
+                      r"line (?P<line>\d+)", sub, text)
 
     def refine(self, rec: dict[str, Any], timeouts: list[float]) -> dict[str, Any]:
         """Message and line of one judge record (the verdict stays the judge's, except that

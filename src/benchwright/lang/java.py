@@ -7,29 +7,39 @@ The work folder holds two sources:
 * ``<Public>.java`` -- the solution, verbatim (named after its public top-level type, else
   ``Solution.java``; a ``package`` line is commented out in place, so line numbers stay).
 * ``BwTests.java`` -- ``import java.util.*;``, the prelude's import lines, then
-  ``public class BwTests`` with the prelude's other lines as members, one
+  ``public class BwTests`` with the prelude's other lines as members and one
   ``static void test_<i>_<name>() throws Throwable`` per test case (its statements verbatim,
-  indented), and after them a runner (``main``) that uses nothing but fully qualified JDK names.
-  :mod:`benchwright.lang.javasource` scans the solution and generates this class; the runner's
-  Java text is the resource ``javarunner.java.tmpl`` next to it.
+  indented), then, in the same file, the runner's own class ``BwTestsRun`` (``main``, using
+  nothing but fully qualified JDK names). :mod:`benchwright.lang.javasource` scans the solution
+  and generates this file; the runner's Java text is the resource ``javarunner.java.tmpl`` next
+  to it.
 
-One sandbox call runs ``sh -c 'javac ... || <write marker>; exec java ... BwTests ...'``.
+One sandbox call runs ``sh -c 'javac ... || <write marker>; exec java ... BwTestsRun ...'``.
 A failed ``javac`` leaves ``bw_build_failed`` and its output in ``bw_javac.txt``: a build error
-(the model's fault, whether the solution or a test that calls a missing method broke the build).
+(the model's fault, whether the solution or a test that calls a missing method broke the build),
+taken only when the runner never said ``begin`` (a solution could write those files too).
 
-The runner replaces ``System.out``/``System.err`` with streams that pass everything through and
-also capture each test's output, then for each test writes a ``start`` line, runs the test method
-on a worker thread (``ExecutorService`` + ``Future.get`` with that test's own time limit: its
-``TestSpec.timeout_s``, else the call's ``test_timeout_s``) and writes one JSON line to
-``bw_results.jsonl`` (escaped by hand, ASCII only): status (``pass``; ``fail`` for an
-``AssertionError``; ``error`` for any other throwable), time (``System.nanoTime`` around the call),
-exception class/message, and the line numbers of the stack frames in the test class. A test that
-outlives its timeout is reported ``timeout`` (with where it was stuck), every later test
-``not_run`` -- a Java thread cannot be stopped safely -- and the JVM halts. ``System.exit`` in
-the solution runs a shutdown hook that records an ``exit`` line; a test that started but has no
-result is ``error`` (the JVM exited or crashed) or ``timeout`` (the sandbox's wall limit
-struck), and tests that never started are ``not_run`` or ``timeout`` respectively. No result never
-counts as a pass.
+The runner's ``main`` first reads a nonce from stdin (before the test class, whose static
+members the prelude may initialise with the solution's code, is even loaded), then replaces
+``System.out``/``System.err`` with streams that capture each test's output, then for each test
+writes a ``start`` line, runs the test method on a worker thread (``ExecutorService`` +
+``Future.get`` with that test's own time limit: its ``TestSpec.timeout_s``, else the call's
+``test_timeout_s``) and writes one JSON line ``BWR <nonce> {json}`` (escaped by hand, ASCII
+only) to the JVM's own stdout: status (``pass``; ``fail`` for an ``AssertionError``; ``error``
+for any other throwable), time (``System.nanoTime`` around the call), exception class/message,
+and the line numbers of the stack frames in the test class. Only lines with the nonce count, and
+the first line on a test counts: what a solution writes to stdout (``FileDescriptor.out``),
+to files or through ``/proc`` has no nonce. The nonce and the stream live in ``main``'s locals
+and in an object only it and the exit hook hold: no static field of any class holds them, no
+method a solution can call writes with them, and ``-XX:+DisableAttachMechanism`` keeps agents
+out of the JVM. (A solution written against this runner could still find the nonce in its own
+JVM's memory, through ``/proc/self/mem``: the tests run in the solution's process, as in
+every language whose tests do; see docs/security.md.) A test that outlives its timeout is
+reported ``timeout`` (with where it was stuck), every later test ``not_run`` -- a Java thread
+cannot be stopped safely -- and the JVM halts. ``System.exit`` in the solution runs a shutdown
+hook that records an ``exit`` line; a test that started but has no result is ``error`` (the JVM
+exited or crashed) or ``timeout`` (the sandbox's wall limit struck), and tests that never
+started are ``not_run`` or ``timeout`` respectively. No result never counts as a pass.
 
 Before it halts (after the last test, after a timeout, or in the ``System.exit`` hook) the runner
 writes a ``usage`` line, which goes into ``ExecutionResult.extra``: ``cpu_ms``, the CPU time of
@@ -57,6 +67,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -73,6 +84,7 @@ from benchwright.lang.javasource import (
     entry_point,
     free_class_name,
     neutralize_package,
+    runner_class_name,
     solution_file_name,
     split_prelude,
     top_level_types,
@@ -104,7 +116,8 @@ OUTPUT_CAP_BYTES = 4096
 
 INSTALL_HINT = "install a JDK, e.g. `apt-get install default-jdk-headless`"
 
-RESULTS_FILE = "bw_results.jsonl"
+MESSAGE_BYTES = 16 * 1024
+"""Room on stdout for one result line besides its output (message, exception, frames)."""
 JAVAC_LOG = "bw_javac.txt"
 BUILD_FAILED = "bw_build_failed"
 OUT_DIR = "out"
@@ -140,6 +153,7 @@ def java_flags(heap_mb: int) -> tuple[str, ...]:
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
         "-XX:-UsePerfData",
+        "-XX:+DisableAttachMechanism",  # no agent loaded into the JVM from another process
         "-Dfile.encoding=UTF-8",
     )
 
@@ -236,29 +250,33 @@ class JavaLanguage(Language):
                 *java_flags(heap),
                 "-cp",
                 OUT_DIR,
-                class_name,
-                RESULTS_FILE,
+                runner_class_name(class_name),
                 timeouts_ms,
                 str(cap),
             ]
         )
-        script = f"{compile_cmd} >{JAVAC_LOG} 2>&1 || {{ echo $? >{BUILD_FAILED}; exit 0; }}\nexec {run_cmd}\n"
+        script = (f"{compile_cmd} </dev/null >{JAVAC_LOG} 2>&1 || {{ echo $? >{BUILD_FAILED}; "
+                  f"exit 0; }}\nexec {run_cmd}\n")
         sandbox_limits = SandboxLimits(
             wall_s=wall,
             cpu_s=limits.cpu_s if limits.cpu_s is not None else 2 * wall,
             memory_mb=0,
-            output_bytes=limits.output_bytes,
+            # the result lines come on stdout: room for every test's (and what a solution adds)
+            output_bytes=max(limits.output_bytes,
+                             64 * 1024 + len(tests) * (6 * cap + MESSAGE_BYTES)),
             file_size_mb=limits.file_size_mb,
             processes=max(limits.processes, MIN_THREADS),
         )
+        nonce = secrets.token_hex(16)
         proc = sandbox.run(
             ["/bin/sh", "-c", script],
             files={solution_file: source.encode(), test_file: layout.source.encode()},
             limits=sandbox_limits,
-            collect=(RESULTS_FILE, JAVAC_LOG, BUILD_FAILED),
+            stdin=nonce.encode() + b"\n",
+            collect=(JAVAC_LOG, BUILD_FAILED),
         )
         return _Collector(
-            source, layout, tests, proc, test_file, solution_file, wall, timeouts
+            source, layout, tests, proc, test_file, solution_file, wall, timeouts, nonce
         ).result()
 
 
@@ -278,7 +296,9 @@ class _Collector:
         solution_file: str,
         wall_s: float,
         timeouts: list[float],
+        nonce: str,
     ) -> None:
+        self.nonce = nonce
         self.layout = layout
         self.tests = tests
         self.proc = proc
@@ -328,9 +348,9 @@ class _Collector:
 
     def result(self) -> ExecutionResult:
         files = self.proc.files
-        if BUILD_FAILED in files:
+        records, events = self._parse(self.proc.stdout)
+        if BUILD_FAILED in files and "begin" not in events:  # the JVM never started
             return self._build_failure(files.get(JAVAC_LOG, b"").decode("utf-8", "replace"))
-        records, events = self._parse(files.get(RESULTS_FILE, b""))
         if "begin" not in events and not self.proc.timed_out:
             return self._infra(
                 "the test JVM did not start: " + _tail(self.proc.stderr.decode("utf-8", "replace"))
@@ -354,22 +374,28 @@ class _Collector:
             self.extra["max_rss_bytes"] = rss
 
     def _parse(self, data: bytes) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
+        """The runner's records and events: lines of the JVM's stdout that carry the nonce
+        (a line without it -- whatever a solution writes there -- is not the runner's); the
+        first word on a test or an event counts."""
         records: dict[int, dict[str, Any]] = {}
         events: dict[str, Any] = {"started": set()}
+        prefix = f"BWR {self.nonce} "
         for raw in data.decode("ascii", "replace").splitlines():
+            if not raw.startswith(prefix):
+                continue
             try:
-                rec = json.loads(raw)
+                rec = json.loads(raw[len(prefix):])
             except ValueError:
-                continue  # a line cut short by the collection cap
+                continue  # a line cut short by the output cap
             if not isinstance(rec, dict):
                 continue
             ev = rec.get("ev")
             if ev == "start" and isinstance(rec.get("i"), int):
                 events["started"].add(rec["i"])
             elif ev is not None:
-                events[str(ev)] = rec
+                events.setdefault(str(ev), rec)
             elif isinstance(rec.get("i"), int) and isinstance(rec.get("status"), str):
-                records[rec["i"]] = rec
+                records.setdefault(rec["i"], rec)
         return records, events
 
     def _outcome(self, i: int, rec: dict[str, Any] | None, events: dict[str, Any]) -> TestOutcome:

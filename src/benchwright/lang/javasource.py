@@ -16,8 +16,9 @@ from benchwright.lang.base import TestSpec
 RUNNER_TEMPLATE = (
     resources.files("benchwright.lang").joinpath("javarunner.java.tmpl").read_text(encoding="utf-8")
 )
-"""Members of the test class after the test methods (``main`` and its helpers), with the
-placeholders ``__DISPATCH__``, ``__COUNT__``, ``__CLASS__`` and ``__MESSAGE_CHARS__``."""
+"""The end of the test class after the test methods (its dispatch), then the runner's own
+class (``main`` and its helpers), with the placeholders ``__DISPATCH__``, ``__COUNT__``,
+``__CLASS__``, ``__RUNNER__`` and ``__MESSAGE_CHARS__``."""
 MESSAGE_CHARS = 4000
 """Exception messages and descriptions longer than this are cut by the runner."""
 TEST_CLASS = "BwTests"
@@ -143,12 +144,18 @@ def entry_point(code: str) -> str | None:
 
 
 def free_class_name(src: str) -> str:
-    """``TEST_CLASS``, with ``_`` appended while ``src`` declares a top-level type of that name."""
+    """``TEST_CLASS``, with ``_`` appended while ``src`` declares a top-level type of that name
+    or of that name's runner class (:func:`runner_class_name`)."""
     taken = {t.name for t in top_level_types(src)}
     name = TEST_CLASS
-    while name in taken:
+    while name in taken or runner_class_name(name) in taken:
         name += "_"
     return name
+
+
+def runner_class_name(class_name: str) -> str:
+    """The class holding the runner's ``main``, next to test class ``class_name``."""
+    return class_name + "Run"
 
 
 # --------------------------------------------------------------------------- the test class
@@ -222,6 +229,7 @@ def build_test_class(
     runner = (
         RUNNER_TEMPLATE.replace("__DISPATCH__", "\n".join(dispatch))
         .replace("__COUNT__", str(len(tests)))
+        .replace("__RUNNER__", runner_class_name(class_name))
         .replace("__CLASS__", class_name)
         .replace("__MESSAGE_CHARS__", str(MESSAGE_CHARS))
     )

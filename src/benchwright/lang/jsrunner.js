@@ -878,8 +878,9 @@ class Runner {
 
   testScript(i, code) {
     // `this` at a script's top level is the global object: a solution cannot replace it
-    const header = '(function (g, k) { const b = g[k]; delete g[k]; ' +
-      'return b.run(async function (assert, require) { {\n';
+    // names no test would use: the wrapper's own variables shadow the solution's globals
+    const header = '(function (__bwG, __bwK) { const __bwB = __bwG[__bwK]; delete __bwG[__bwK]; ' +
+      'return __bwB.run(async function (assert, require) { {\n';
     const source = header + withNewline(code) + '} }); })(this, ' + JSON.stringify(this.key) + ');\n';
     if (this.tsMode) return transpile(this.ts.ts, source, `test-${i}.ts`);
     return { js: source, map: null, errors: [] };

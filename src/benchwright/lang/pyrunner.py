@@ -399,6 +399,9 @@ class Judge:
             if status is None:
                 self.forged = self.forged or "the sample process killed the process that forked it"
                 status = 9
+            elif self.zygote.tainted:
+                self.forged = self.forged or ("the sample process changed the limits, priority "
+                                              "or CPU affinity of the process that forked it")
         else:
             status, usage = os.wait4(self.pid, 0)[1:]
             cpu_ms, rss = (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss * 1024
@@ -679,6 +682,26 @@ def judge(check: "dict[str, object]", got_repr: str) -> "tuple[str, str | None, 
     return "fail", str(message), True
 
 
+RLIMITS = ("CPU", "FSIZE", "DATA", "STACK", "CORE", "RSS", "NPROC", "NOFILE", "MEMLOCK", "AS",
+           "LOCKS", "SIGPENDING", "MSGQUEUE", "NICE", "RTPRIO", "RTTIME")
+
+
+def process_state() -> "tuple[object, ...]":
+    """What another process of the sandbox's uid can change about this one from outside, even
+    when it is not dumpable: its limits (``prlimit``), priority (``setpriority``), scheduling
+    policy and CPU affinity. The zygote and the judge compare it before each sample: a sample
+    that lowered the zygote's memory limit would otherwise fail every sample forked after it."""
+    import resource
+
+    limits = tuple(resource.getrlimit(getattr(resource, "RLIMIT_" + name)) for name in RLIMITS
+                   if hasattr(resource, "RLIMIT_" + name))
+    try:
+        affinity: tuple[int, ...] = tuple(sorted(os.sched_getaffinity(0)))
+    except OSError:
+        affinity = ()
+    return limits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), affinity
+
+
 class Zygote:
     """The fork server's forking half: a lean process, forked before any job was read, that
     forks each sample on request and hands the judge the sample's pipes (``SCM_RIGHTS``).
@@ -706,6 +729,9 @@ class Zygote:
         theirs.close()
         self.sock = ours
         self.alive = True
+        self.tainted = False
+        """The zygote found its limits, priority or CPU affinity changed by the last sample
+        (see :func:`process_state`): it forks no more."""
         self.ready: Judge | None = None
         """The next sample process, forked when the last one was reaped."""
 
@@ -719,12 +745,15 @@ class Zygote:
             data, fds, _, _ = socket.recv_fds(self.sock, 256, 3)
         except OSError:
             data, fds = b"", []
+        values = data.split()
+        if values[-1:] == [b"tainted"] and not fds:  # see _zygote_main
+            self.alive, self.tainted = False, True
+            return values[:-1], None
         if not data or len(fds) != 3:
             self.alive = False
             for fd in fds:
                 os.close(fd)
             return [], None
-        values = data.split()
         return values[:-1], Judge(int(values[-1]), fds[0], fds[1], fds[2], zygote=self)
 
     def spawn(self) -> "Judge | None":
@@ -783,6 +812,7 @@ def _zygote_main(sock: "Any", folder: str) -> None:
     recv, send_fds, close, fork = sock.recv, socket.send_fds, os.close, _fork_sample
     keep = (sock.fileno(),)
     me = os.getpid()
+    state = process_state()
     gc.freeze()  # the samples' collections then skip (do not copy) what they share with us
     while True:
         try:
@@ -803,6 +833,9 @@ def _zygote_main(sock: "Any", folder: str) -> None:
             kill_leftovers(pid, me)
             message = b"fork"
         if message == b"fork":
+            if process_state() != state:  # changed from outside: what we fork would inherit it
+                sock.send(head + b"tainted")
+                continue
             pid, fds = fork(keep, True)
             send_fds(sock, [head + b"%d" % pid], fds)
             for fd in fds:
@@ -906,14 +939,31 @@ def run_job(sample: Judge, job: "dict[str, Any]", emit: "Callable[[dict[str, obj
     emit({"done": True, "cpu_ms": cpu_ms, "max_rss_bytes": rss, "sample_exit": exit_code})
 
 
+def _undumpable() -> None:
+    """PR_SET_DUMPABLE 0: processes of the same uid (the sample) can no longer open
+    ``/proc/<us>/fd/1`` (our result channel), read our memory or ptrace us. What we fork
+    inherits it until it executes a program."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
+
+
+def _prefix(job: "dict[str, Any]") -> str:
+    """``BWR <nonce> ``: every line about ``job`` carries the nonce the harness sent with it,
+    which no sample process ever holds (see :mod:`benchwright.lang.pyserver`)."""
+    return PREFIX + str(job.get("nonce") or "-") + " "
+
+
 def main() -> None:
     """One sample: the job on stdin, the records on stdout."""
+    _undumpable()
     sample = spawn_sample()
     job = json.loads(sys.stdin.buffer.read())
     out = sys.stdout
+    prefix = _prefix(job)
 
     def emit(rec: "dict[str, object]") -> None:
-        out.write(PREFIX + json.dumps(rec) + "\n")
+        out.write(prefix + json.dumps(rec) + "\n")
         out.flush()
 
     run_job(sample, job, emit)
@@ -928,19 +978,18 @@ def serve() -> None:
     """A batch of samples, one after another, each in a fresh forked process.
 
     The harness writes a configuration line, then one job per line, each after the previous
-    job's ``{"end": true}`` record. The next sample process is forked *before* its job is read.
-    After each sample, every process it left is killed (this process is their subreaper), its
+    job's ``end`` record. The next sample process is forked *before* its job is read.
+    After each sample, every process it left is killed (the zygote is their subreaper), its
     folder is removed and the scratch folders (the sandbox's private /tmp, /dev/shm) emptied.
+    Then, in an isolating sandbox, :func:`leftovers` looks for anything the sample could have
+    left for the next one; if there is anything, or the sample killed or changed the zygote or
+    this process, the ``end`` record says ``restart`` and this program ends: the harness
+    starts the next sample in a new sandbox. Nothing of a sample is ever run again (this
+    program never starts itself afresh from a file a sample could have written).
     """
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: samples cannot open /proc/<us>/fd/1
+    _undumpable()
     stdin = sys.stdin.buffer
-    if len(sys.argv) > 2:  # started again by itself (see below)
-        config = json.loads(sys.argv[2])
-    else:
-        config = json.loads(_line_unbuffered(0) or b"{}")  # not stdin.readline(): see there
+    config = json.loads(_line_unbuffered(0) or b"{}")  # not stdin.readline(): see there
     os.environ.pop("LD_BIND_NOW", None)  # bound already; not for what samples start
     if isinstance(config.get("cpu"), int):  # one core for the judge, the zygote and samples
         try:  # noqa: SIM105 - contextlib costs an import per sample
@@ -954,43 +1003,97 @@ def serve() -> None:
             pass
     warm_sample_loop()  # its first compile and run would cost every child ~1 ms
     scratch = [str(p) for p in config.get("scratch", ())]
+    isolated = bool(config.get("isolated"))
     base = os.getcwd()
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 2)
     out = sys.stdout
-    lines: list[str] = []
-
-    def emit(rec: "dict[str, object]") -> None:
-        lines.append(PREFIX + json.dumps(rec) + "\n")
-
     folder = os.path.join(base, "sample")  # each sample's own: emptied after each
-    os.makedirs(folder, 0o700, exist_ok=True)  # it exists when this program started itself again
+    os.makedirs(folder, 0o700, exist_ok=True)
     scratch.append(folder)
     zygote = Zygote(folder, scratch)  # forked before any job is read
+    state = process_state()
+    layout = _layout(base, folder) if isolated else None
     while True:
         sample = zygote.spawn()
-        if sample is None:  # a sample killed the zygote. A new one forked from here would
-            zygote.close()  # carry jobs in its memory: start this program afresh instead
-            os.execv(sys.executable, [sys.executable, "-I", "-S", sys.argv[0], "--serve",
-                                      json.dumps(config)])
         line = stdin.readline()
-        if not line:
-            sample.kill("end")
+        if not line or sample is None:
+            if sample is not None:
+                sample.kill("end")
             zygote.close()
             return
         job = json.loads(line)
+        prefix = _prefix(job)
+        records: list[dict[str, object]] = []
         try:
-            run_job(sample, job, emit)
+            run_job(sample, job, records.append)
         except Exception as exc:  # our own failure: say so, never a verdict
-            lines.append(PREFIX + json.dumps({"infra": f"{type(exc).__name__}: {exc}"}) + "\n")
+            records = [{"infra": f"{type(exc).__name__}: {exc}"}]
         del job, line
-        if zygote.ready is None:  # not reaped by the judge (it failed): clean up here
+        if zygote.ready is None and zygote.alive:  # not reaped by the judge (it failed): here
             sample.kill("end")
             zygote.clean(sample.pid)
-        lines.append(PREFIX + '{"end": true}\n')
-        out.write("".join(lines))
+        end: dict[str, object] = {"end": True}
+        if process_state() != state:  # a sample changed our limits while we judged it
+            untrusted: dict[str, object] = {
+                "build": "error", "line": None, "message": "results cannot be trusted: the "
+                "sample process changed the limits, priority or CPU affinity of its judge"}
+            records = [untrusted, *(r for r in records if r.get("done"))]
+            end["restart"] = "the judge was changed"
+        elif not zygote.alive:
+            end["restart"] = "the zygote is gone" if not zygote.tainted else "the zygote was changed"
+        elif layout is not None:
+            left = leftovers(base, folder, scratch, layout, zygote)
+            if left is not None:
+                end["restart"] = left
+        out.write("".join(prefix + json.dumps(rec) + "\n" for rec in (*records, end)))
         out.flush()
-        lines.clear()
+        if "restart" in end:  # the harness starts a new sandbox for the next sample
+            zygote.close()
+            return
+
+
+def _layout(base: str, folder: str) -> "tuple[object, ...]":
+    """What the work folder and the sample's folder are when no sample has run."""
+    return (sorted(os.listdir(base)), _identity(base), _identity(folder))
+
+
+def _identity(path: str) -> "tuple[int, int, int, int]":
+    info = os.lstat(path)
+    return info.st_dev, info.st_ino, info.st_mode, info.st_uid
+
+
+SYSV_IPC = ("/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg")
+
+
+def leftovers(base: str, folder: str, scratch: "list[str]", layout: "tuple[object, ...]",
+              zygote: "Zygote") -> "str | None":
+    """What the last sample left that the next one could meet, after the clean-up (None:
+    nothing): files that could not be removed, a changed work folder, System V IPC objects,
+    POSIX message queues, or a process that is not the sandbox's init, this judge, the zygote
+    or the next sample (in the sandbox's own PID namespace every process is in ``/proc``)."""
+    try:
+        if _layout(base, folder) != layout:
+            return "the sample changed the work folder"
+        for root in scratch:
+            if os.listdir(root):
+                return f"the sample left files in {root} that could not be removed"
+        for table in SYSV_IPC:
+            fd = os.open(table, os.O_RDONLY)
+            try:
+                data = os.read(fd, 4096)
+            finally:
+                os.close(fd)
+            if data.count(b"\n") > 1:
+                return "the sample left System V IPC objects"
+        expected = {1, os.getpid(), zygote.pid}
+        if zygote.ready is not None:
+            expected.add(zygote.ready.pid)
+        if any(int(p) not in expected for p in os.listdir("/proc") if p.isdigit()):
+            return "the sample left a process behind"
+    except (OSError, ValueError) as exc:
+        return f"the sandbox could not be checked after the sample: {exc}"
+    return None
 
 
 def _line_unbuffered(fd: int) -> bytes:

@@ -14,14 +14,26 @@ running in a sandbox of its own, and each sample runs in a process forked for it
   hard);
 * the judge judges every test case (see :mod:`.pyrunner`); the zygote then kills every process
   the sample left (it is their subreaper) before it forks the next sample, and the judge
-  empties the sample's folder and the sandbox's private ``/tmp`` and ``/dev/shm`` before it
+  empties the sample's folder and the sandbox's private ``/tmp``, ``/dev/shm`` and
+  ``/dev/mqueue`` before it
   sends the next job, so nothing of one sample is seen by the next;
 * each server keeps to one core (round the cores the harness may use), with its zygote and
   samples: a fork's page copies then never wait for another core's TLB to be flushed;
-* judge and zygote are not dumpable, so a sample (same uid) cannot open their descriptors
-  through ``/proc``. A sample can kill either: that fails its own tests only (``error``); a
-  dead zygote makes the server start itself afresh (``exec``), a dead server is started again
-  by the harness.
+* the runner is never a file of the sandbox: the interpreter starts with :data:`BOOT`, which
+  reads the runner's source from stdin, so no sample can change the code that judges it or the
+  samples after it;
+* every line the judge writes about a job carries the nonce the harness sent with that job
+  (``BWR <nonce> {json}``); the harness takes no other line. Judge and zygote are not dumpable,
+  so a sample (same uid) can neither read the nonce from their memory nor open their
+  descriptors through ``/proc``; the sandbox's PID 1 holds no pipe to the harness and is not
+  dumpable either (see :mod:`benchwright.sandbox.isolated`);
+* a sample can still kill the zygote or the judge, or change their limits, priority or CPU
+  affinity (``prlimit``, ``setpriority``, ``sched_setaffinity`` need only the same uid): that
+  fails its own tests (``error``), and the judge ends its ``end`` record with ``restart``. It
+  also asks for a restart when, after the clean-up, anything of the sample is left that the next
+  sample could meet (:func:`.pyrunner.leftovers`: files that could not be removed, a changed work
+  folder, System V IPC objects, a process that is not the server's). The harness then closes the
+  sandbox, and the next sample gets a new one: nothing a sample did reaches another.
 
 A server that does not answer within the sample's limits plus :data:`SERVER_MARGIN_S` is
 killed with its sandbox; its unfinished tests become ``timeout`` and the next sample gets a new
@@ -32,6 +44,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import threading
 import time
 from dataclasses import dataclass
@@ -43,6 +56,30 @@ from benchwright.lang.protocol import PREFIX
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits, Session
 
 RUNNER = resources.files("benchwright.lang").joinpath("pyrunner.py").read_bytes()
+BOOT = (
+    "import os\n"
+    "def bw_read(n):\n"
+    "    data = b''\n"
+    "    while len(data) < n:\n"
+    "        chunk = os.read(0, n - len(data))\n"
+    "        if not chunk:\n"
+    "            raise SystemExit('bw_runner: the runner was cut short')\n"
+    "        data += chunk\n"
+    "    return data\n"
+    "bw_code = compile(bw_read(int(bw_read(12))), 'bw_runner.py', 'exec')\n"
+    "del bw_read\n"
+    "exec(bw_code, {'__name__': '__main__', '__builtins__': __builtins__})\n"
+)
+"""What the sandboxed interpreter is started with (``python -I -S -c BOOT``): it reads the
+runner's source from its stdin (a 12-digit length, then the source, with plain reads that take
+nothing more) and runs it. The runner is never a file in the sandbox, so no sample can change
+the code that judges it or the samples after it."""
+
+
+def boot_input(after: bytes = b"") -> bytes:
+    """What to write to the stdin of an interpreter started with :data:`BOOT`: the runner,
+    then ``after`` (the one-shot runner's job)."""
+    return b"%012d" % len(RUNNER) + RUNNER + after
 PRELOAD = ("math", "re", "collections", "itertools", "functools", "heapq", "string", "bisect",
            "typing", "fractions", "statistics", "copy", "operator", "dataclasses", "enum",
            "resource", "ast", "select", "shutil", "random", "hashlib")
@@ -50,6 +87,9 @@ PRELOAD = ("math", "re", "collections", "itertools", "functools", "heapq", "stri
 SERVER_ENV = {"LD_BIND_NOW": "1"}
 """The server's own environment (it drops these before any sample runs): symbols bound at
 start, so that no sample writes (copies) the pages where the lazy binder would."""
+SCRATCH = ("/tmp", "/dev/shm", "/dev/mqueue")
+"""The isolating sandboxes' private writable folders besides the work folder: emptied after
+every sample (``/dev/mqueue`` holds POSIX message queues)."""
 SERVER_MARGIN_S = 5.0
 SERVER_CPU_S = 30 * 24 * 3600
 """The server's own CPU limit (each sample has its own, set when it loads)."""
@@ -81,35 +121,44 @@ class Server:
         self.session: Session | None = None
         self.started = 0
         """How many times a server process was started (1 unless one died or hung)."""
+        self.restarts: list[str] = []
+        """Why the server asked for a new sandbox after a sample (see ``pyrunner.serve``)."""
 
     def _start(self) -> Session:
         python = self.interpreter or self.sandbox.python
-        session = self.sandbox.start([python, "-I", "-S", "bw_runner.py", "--serve"],
-                                     files={"bw_runner.py": RUNNER}, limits=self.limits,
-                                     env=SERVER_ENV)
-        scratch = ["/tmp", "/dev/shm"] if "hidden-tmp" in self.sandbox.guarantees else []
-        config: dict[str, Any] = {"preload": list(PRELOAD), "scratch": scratch}
+        session = self.sandbox.start([python, "-I", "-S", "-c", BOOT, "--serve"], files={},
+                                     limits=self.limits, env=SERVER_ENV)
+        isolated = "hidden-tmp" in self.sandbox.guarantees
+        scratch = list(SCRATCH) if isolated else []
+        config: dict[str, Any] = {"preload": list(PRELOAD), "scratch": scratch,
+                                  "isolated": isolated}
         if self.cpu is not None:
             config["cpu"] = self.cpu
-        if not session.send(json.dumps(config).encode() + b"\n"):
+        if not session.send(boot_input(json.dumps(config).encode() + b"\n")):
             tail = session.stderr_tail()
             session.close()
             raise InfraError(f"the Python fork server did not start: {tail or 'no message'}")
         self.started += 1
         return session
 
-    def run(self, job: bytes, wait_s: float) -> tuple[list[dict[str, Any]], ProcessResult]:
-        """Send one job; its records and a process result for the sample."""
+    def run(self, job: dict[str, Any], wait_s: float) -> tuple[list[dict[str, Any]], ProcessResult]:
+        """Send one job; its records and a process result for the sample.
+
+        The job gets a fresh nonce, and only lines that carry it count: a line that does not
+        (written by anything but the judge, or left from an earlier job) is ignored."""
+        nonce = secrets.token_hex(16)
+        prefix = f"{PREFIX}{nonce} ".encode()
+        data = json.dumps({**job, "nonce": nonce}).encode() + b"\n"
         start = time.perf_counter()
         session = self.session
         if session is None or not session.alive:
             if session is not None:
                 session.close()
             session = self.session = self._start()
-        if not session.send(job):  # died between jobs (its thread's end, a kill): once more
+        if not session.send(data):  # died between jobs (its thread's end, a kill): once more
             session.close()
             session = self.session = self._start()
-            if not session.send(job):
+            if not session.send(data):
                 tail = session.stderr_tail()
                 self.close()
                 raise InfraError(f"the Python fork server does not take jobs: {tail}")
@@ -123,15 +172,18 @@ class Server:
                 died = not timed_out
                 self.close()  # stuck or gone: the next job gets a new server
                 break
-            if not line.startswith(PREFIX.encode()):
+            if not line.startswith(prefix):
                 continue
             try:
-                rec = json.loads(line[len(PREFIX):])
+                rec = json.loads(line[len(prefix):])
             except ValueError:
                 continue
             if not isinstance(rec, dict):
                 continue
             if rec.get("end"):
+                if rec.get("restart"):  # the sample left or changed something: a new sandbox
+                    self.restarts.append(str(rec["restart"]))
+                    self.close()
                 break
             records.append(rec)
         done = next((r for r in records if r.get("done")), {})

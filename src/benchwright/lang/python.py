@@ -11,14 +11,15 @@ import ast
 import json
 import os
 import re
+import secrets
 import sys
 from functools import lru_cache
 
 from benchwright.errors import InfraError
 from benchwright.lang import pyrunner
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
-from benchwright.lang.protocol import collect, parse_lines
-from benchwright.lang.pyserver import RUNNER, ServerPool
+from benchwright.lang.protocol import PREFIX, collect, parse_lines
+from benchwright.lang.pyserver import BOOT, ServerPool, boot_input
 from benchwright.lang.toolchain import tool_version
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 from benchwright.sandbox.isolated import SYSTEM_PYTHON
@@ -106,8 +107,7 @@ class PythonLanguage(Language):
             job["limits"] = {"as": limits.memory_mb * 1024 * 1024 if limits.memory_mb > 0 else -1,
                              "fsize": limits.file_size_mb * 1024 * 1024, "core": 0,
                              "nofile": NOFILE}
-            records, proc = server.run(json.dumps(job).encode() + b"\n",
-                                       wall if cap is not None else wall + SERVER_MARGIN_S)
+            records, proc = server.run(job, wall if cap is not None else wall + SERVER_MARGIN_S)
             infra = next((r["infra"] for r in records if "infra" in r), None)
             if infra is not None:
                 raise InfraError(f"the Python fork server failed: {infra}")
@@ -120,13 +120,14 @@ class PythonLanguage(Language):
             file_size_mb=limits.file_size_mb,
             processes=limits.processes,
         )
+        nonce = secrets.token_hex(16)
         proc = sandbox.run(
-            [self.interpreter or sandbox.python, "-I", "-S", "bw_runner.py"],
-            files={"bw_runner.py": RUNNER},
+            [self.interpreter or sandbox.python, "-I", "-S", "-c", BOOT],
+            files={},
             limits=run_limits,
-            stdin=json.dumps(job).encode(),
+            stdin=boot_input(json.dumps({**job, "nonce": nonce}).encode()),
         )
-        records = parse_lines(proc.stdout)
+        records = parse_lines(proc.stdout, prefix=f"{PREFIX}{nonce} ")
         if not records and not proc.timed_out:
             stderr = proc.stderr.decode("utf-8", "replace")
             if "Traceback" in stderr and "bw_runner.py" in stderr:

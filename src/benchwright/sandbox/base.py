@@ -128,11 +128,17 @@ class Sandbox(abc.ABC):
         stdin: bytes | None = None,
         collect: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
+        undumpable: bool = False,
     ) -> ProcessResult:
         """Run ``argv`` in a fresh private folder holding ``files``.
 
         The environment is clean (only ``env`` and a minimal PATH/LANG); stdin is closed unless
         ``stdin`` is given. The whole process tree is killed when ``limits.wall_s`` passes.
+        ``collect``: files of the work folder to return (regular files only, never through a
+        link, at most ``16 * limits.output_bytes`` each). ``undumpable``: the command (a
+        program of the system, e.g. a shell running a judge) starts non-dumpable, so that the
+        processes it starts cannot read its memory or open its descriptors through ``/proc``
+        (backends that isolate nothing ignore it).
 
         Raises:
             InfraError: the sandbox itself could not start the command.

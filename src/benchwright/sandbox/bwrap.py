@@ -12,17 +12,20 @@ broken for reading::
           --ro-bind /etc/alternatives /etc/alternatives --ro-bind /etc/java-17-openjdk ...
           --ro-bind /etc/ld.so.cache /etc/ld.so.cache
           --ro-bind RUN/etc/passwd /etc/passwd   (group, hosts, nsswitch.conf likewise)
-          --proc /proc --dev /dev --size BYTES --tmpfs /dev/shm --remount-ro /dev
+          --proc /proc --dev /dev --size BYTES --tmpfs /dev/shm --mqueue /dev/mqueue
+          --remount-ro /dev
           --size BYTES --tmpfs /tmp
-          --bind RUN/work /work --chdir /work --remount-ro /
+          --bind RUN/work /work --chdir /work --ro-bind RUN/init /bw-init --remount-ro /
           --setenv PATH ... --setenv LANG ... --setenv HOME /work --setenv TMPDIR /tmp ...
-          -- /bin/sh -c INIT bw-init COMMAND...
+          -- /bw-init -c INIT bw-init COMMAND...
 
 ``--unshare-all`` gives new user, mount, PID, network
 (only ``lo``), IPC, UTS and cgroup namespaces; ``--disable-userns`` forbids nested user
 namespaces; bwrap drops every capability and sets ``no_new_privs``. ``--as-pid-1`` leaves PID 1
 to :data:`.isolated.INIT` (a shell that runs the command as its child), so that the command's
-CPU time and peak memory reach the harness's ``wait4``.
+CPU time and peak memory reach the harness's ``wait4``. That shell is an execute-only copy of
+``/bin/sh`` (:func:`.isolated.init_shell`), which makes PID 1 non-dumpable: no process of the
+sandbox can ptrace it or open its ``/proc`` files.
 
 Measured on the project's machine (``benchmarks/sandbox_overhead.py``, medians of 50): about
 +5 ms a run over the rlimit backend (``true`` 9.6 against 4.9 ms, ``python3 -I -S -c pass``
@@ -38,11 +41,14 @@ from benchwright.sandbox.base import SandboxLimits
 from benchwright.sandbox.isolated import (
     ETC_FILES,
     INIT,
+    INSIDE_CMD,
+    INSIDE_INIT,
     INSIDE_TMP,
     INSIDE_UID,
     INSIDE_WORK,
     IsolatedSandbox,
     SystemView,
+    init_shell,
     tmp_size_bytes,
 )
 
@@ -74,11 +80,14 @@ class BwrapSandbox(IsolatedSandbox):
             cmd += ["--ro-bind", str(root / "etc" / name), f"/etc/{name}"]
         cmd += [
             "--proc", "/proc", "--dev", "/dev",
-            "--size", str(tmp_size_bytes(limits)), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+            "--size", str(tmp_size_bytes(limits)), "--tmpfs", "/dev/shm",
+            "--mqueue", "/dev/mqueue", "--remount-ro", "/dev",
             "--size", str(tmp_size_bytes(limits)), "--tmpfs", INSIDE_TMP,
             "--bind", str(work), INSIDE_WORK, "--chdir", INSIDE_WORK,
+            "--ro-bind", init_shell(root), INSIDE_INIT,
+            *(["--ro-bind", str(root / "cmd"), INSIDE_CMD] if (root / "cmd").exists() else []),
             "--remount-ro", "/",
         ]
         for key, value in env.items():
             cmd += ["--setenv", key, value]
-        return [*cmd, "--", "/bin/sh", "-c", INIT, "bw-init", *argv]
+        return [*cmd, "--", INSIDE_INIT, "-c", INIT, "bw-init", *argv]

@@ -14,7 +14,8 @@ same small world:
   ``/var``, ``/run``, ``/mnt``, ``/media``, ``/root``, ``/home``, the host's ``/tmp`` nor any
   workspace or results folder: they do not exist inside.
 * **Private**: ``/proc`` of the sandbox's own PID namespace, a minimal ``/dev`` (``null``,
-  ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``shm``), a size-limited tmpfs at
+  ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``shm``, ``mqueue`` for the IPC
+  namespace's POSIX message queues), a size-limited tmpfs at
   ``/tmp`` and the work folder (the run's ``files``) read-write at :data:`INSIDE_WORK`, which
   is also the working directory and ``HOME``. Everything else is read-only.
 * **Identity**: when the harness is root the command runs as a host uid/gid of its own
@@ -28,7 +29,10 @@ same small world:
   root the command keeps the harness's uid (unprivileged user namespaces). The work folder is
   handed to that uid; nothing else it can see belongs to it.
 * **Lifetime**: a small ``/bin/sh`` is PID 1 of the sandbox, runs the command as its child
-  and exits with its status; when PID 1 exits the kernel kills everything left in the PID
+  and exits with its status (:data:`INIT`; it keeps no pipe to the harness while it waits, and
+  under bwrap it is an execute-only copy, :func:`init_shell`, so that no process of the sandbox
+  can ptrace it or open its ``/proc`` files; under unshare it keeps its capabilities in the
+  namespace, which the command has not, with the same effect); when PID 1 exits the kernel kills everything left in the PID
   namespace (setsid daemons, SIGTERM-ignoring children). On a timeout the harness kills the
   wrapper's process group and the namespace dies with it (``--die-with-parent`` /
   ``--kill-child``). The wrapper also gets PR_SET_PDEATHSIG: if the harness itself is killed,
@@ -44,11 +48,13 @@ same small world:
 
 from __future__ import annotations
 
+import atexit
 import glob
 import itertools
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -84,18 +90,80 @@ ETC_FILES: dict[str, str] = {
     "hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
     "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
 }
+RESET_SIGNALS = ("/usr/bin/env", "--default-signal=INT,QUIT")
+"""Put before the command started in the background by :data:`INIT`: a shell without job
+control starts background commands with SIGINT and SIGQUIT ignored, and no shell builtin can
+undo that (``env`` from coreutils 8.31 can)."""
 INIT = (
     f"printf '{READY.decode().strip()}\\n' >&2\n"
-    "exec 3>&2 2>/dev/null\n"
-    "(exec 2>&3 3>&-; exec \"$@\")\n"
+    "exec 4<&0 5>&1 6>&2\n"
+    f"{' '.join(RESET_SIGNALS)} \"$@\" <&4 >&5 2>&6 4<&- 5>&- 6>&- &\n"
+    "exec 0</dev/null 1>/dev/null 2>/dev/null 4<&- 5>&- 6>&-\n"
+    "wait $!\n"
     "exit $?\n"
 )
 """PID 1 of the sandbox: report that the sandbox is up, run the command as a child (not
 ``exec``: the command must not be PID 1, which ignores signals it has no handler for), and
-exit with its status. The shell's own stderr goes to /dev/null (no "Killed" or "Terminated"
-lines of its own in the command's stderr); the command gets the real one back in its subshell."""
+exit with its status. The command gets the standard streams; PID 1 itself then holds nothing
+but /dev/null while it waits. It is a shell, and a shell cannot make itself non-dumpable: had
+it kept the pipes to the harness, any process of the sandbox's uid could open them through
+``/proc/1/fd`` (write result lines into the harness's stdout pipe, read or inject the jobs on
+its stdin). Nothing of its own reaches the command's stderr ("Killed", "Terminated")."""
+
+INSIDE_INIT = "/bw-init"
+"""Where the bwrap sandbox's PID 1 program is: :func:`init_shell`."""
+INSIDE_CMD = "/bw-cmd"
+"""Where an undumpable command's program is (``Sandbox.run(undumpable=True)``)."""
+_exec_lock = threading.Lock()
+_exec_masters: dict[str, str] = {}
 
 _counter = itertools.count()
+
+
+def exec_only(program: str, dest: Path) -> None:
+    """Put at ``dest`` a copy of the host's ``program`` that nobody may read, only execute
+    (mode 0111): a hard link to one copy per harness process where the file system allows,
+    else a copy of its own.
+
+    A process that executes a program it cannot read is not dumpable (the kernel keeps the
+    memory of execute-only binaries private): processes of the same uid cannot ptrace it, read
+    its memory or open its ``/proc/<pid>/fd``. That is how the sandbox makes a shell -- which
+    cannot make itself non-dumpable -- its PID 1 (:func:`init_shell`), and how it starts an
+    undumpable command (a judge written in a shell language).
+
+    Raises:
+        InfraError: the copy could not be made.
+    """
+    real = os.path.realpath(program)
+    try:
+        with _exec_lock:
+            master = _exec_masters.get(real)
+            if master is None or not os.path.exists(master):
+                home = tempfile.mkdtemp(prefix="bw-exec-")
+                atexit.register(shutil.rmtree, home, True)
+                master = os.path.join(home, os.path.basename(real))
+                shutil.copyfile(real, master)
+                os.chmod(master, 0o111)
+                _exec_masters[real] = master
+        try:
+            os.link(master, dest)
+        except OSError:  # another file system, or links refused
+            shutil.copyfile(real, dest)
+            os.chmod(dest, 0o111)
+    except OSError as e:
+        raise InfraError(f"could not prepare an execute-only copy of {program} in "
+                         f"{dest.parent}: {e}") from e
+
+
+def init_shell(root: Path) -> str:
+    """The bwrap sandbox's PID 1 program in the run's private folder ``root``: an execute-only
+    ``/bin/sh`` (:func:`exec_only`). PID 1 is then out of reach of every process of the
+    sandbox: no ptrace (a sample could otherwise make PID 1 run its code, outside the reach of
+    the fork server's reaping, or take the pipes it holds), no ``/proc/1/mem``, no ``/proc/1/fd``.
+    """
+    path = root / "init"
+    exec_only("/bin/sh", path)
+    return str(path)
 
 
 def sandbox_uid() -> int:
@@ -197,6 +265,7 @@ class IsolatedSandbox(RlimitSandbox):
     def _prepare(
         self, root: Path, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
         env: dict[str, str], *, folder: Path | None = None, network: bool = False,
+        undumpable: bool = False,
     ) -> Launch:
         if not argv:
             raise InfraError("nothing to run")
@@ -205,7 +274,13 @@ class IsolatedSandbox(RlimitSandbox):
         if network:  # name resolution and certificates, for an agent that calls its API
             extra = tuple(p for p in NETWORK_FILES if os.path.exists(p))
             view = SystemView(view.binds + extra, view.symlinks, view.roots)
-        self._check_program(argv[0], files, full_env.get("PATH", ""), view)
+        program = self._check_program(argv[0], files, full_env.get("PATH", ""), view)
+        if undumpable:
+            if program is None:
+                raise InfraError(f"{argv[0]!r} cannot run undumpable: it is not a program of "
+                                 "the system")
+            exec_only(program, root / "cmd")
+            argv = [INSIDE_CMD, *argv[1:]]
         uid = sandbox_uid() if os.getuid() == 0 else None
         if uid is not None:
             _check_reachable(root.parent)
@@ -239,21 +314,22 @@ class IsolatedSandbox(RlimitSandbox):
         return decode_status(result)
 
     def _check_program(self, program: str, files: dict[str, bytes], path: str,
-                       view: SystemView) -> None:
+                       view: SystemView) -> str | None:
         """Fail early (InfraError, like a missing program for the rlimit backend) when the
-        program cannot exist inside: the sandbox itself would only say 'not found' (127)."""
+        program cannot exist inside: the sandbox itself would only say 'not found' (127).
+        Returns the host path of a system program (None: one of ``files``)."""
         if program.startswith(INSIDE_WORK + "/") or ("/" in program and not program.startswith("/")):
             rel = os.path.normpath(program[len(INSIDE_WORK) + 1:] if program.startswith("/")
                                    else program)
             if rel in files:
-                return
+                return None
             raise InfraError(
                 f"could not start {program!r}: not among the files of the sandbox's private work "
                 f"folder (mounted at {INSIDE_WORK}; the host's {INSIDE_WORK} is invisible inside)"
             )
         if program.startswith("/"):
             if _visible(program, view) and os.access(program, os.X_OK):
-                return
+                return program
             raise InfraError(
                 f"could not start {program!r}: it is not inside the {self.name} sandbox, which "
                 f"shows only {', '.join(view.roots)} (a program under a home folder or a "
@@ -262,7 +338,7 @@ class IsolatedSandbox(RlimitSandbox):
         for folder in path.split(":"):
             candidate = os.path.join(folder, program)
             if folder and _visible(candidate, view) and os.access(candidate, os.X_OK):
-                return
+                return candidate
         raise InfraError(f"could not start {program!r}: not found on the sandbox's PATH {path!r}")
 
 

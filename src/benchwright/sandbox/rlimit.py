@@ -246,8 +246,9 @@ class RlimitSandbox(Sandbox):
         stdin: bytes | None = None,
         collect: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
+        undumpable: bool = False,
     ) -> ProcessResult:
-        return self._once(argv, files, limits, env or {}, stdin, collect)
+        return self._once(argv, files, limits, env or {}, stdin, collect, undumpable=undumpable)
 
     def run_in(
         self,
@@ -263,11 +264,13 @@ class RlimitSandbox(Sandbox):
 
     def _once(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
               env: dict[str, str], stdin: bytes | None, collect: tuple[str, ...], *,
-              folder: Path | None = None, network: bool = False) -> ProcessResult:
+              folder: Path | None = None, network: bool = False,
+              undumpable: bool = False) -> ProcessResult:
         """One command in a private folder made for it and removed after it."""
         root = Path(tempfile.mkdtemp(prefix="bw-sbx-", dir=self.tmp_root))
         try:
-            launch = self._prepare(root, argv, files, limits, env, folder=folder, network=network)
+            launch = self._prepare(root, argv, files, limits, env, folder=folder, network=network,
+                                   undumpable=undumpable)
             return self._finish(self._run(launch, limits, stdin, collect))
         finally:
             shutil.rmtree(root, ignore_errors=True)
@@ -275,11 +278,12 @@ class RlimitSandbox(Sandbox):
     def _prepare(
         self, root: Path, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
         env: dict[str, str], *, folder: Path | None = None, network: bool = False,
+        undumpable: bool = False,
     ) -> Launch:
         """Lay out the private folder ``root`` (made for this run, removed after it) and say
         what to execute. Here: ``files`` straight into ``root`` (or ``folder``, the work folder
-        given by :meth:`run_in`), the command as it is; ``network`` changes nothing (there is
-        no network isolation to lift)."""
+        given by :meth:`run_in`), the command as it is; ``network`` and ``undumpable`` change
+        nothing (there is no isolation to lift, nor any to keep a process from another)."""
         work = folder if folder is not None else root
         write_files(work, files)
         full_env = {**BASE_ENV, "HOME": str(work), "TMPDIR": str(root), **env}

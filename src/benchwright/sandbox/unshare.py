@@ -18,8 +18,10 @@ SETUP, inside the new namespaces (as uid 0 of the new user namespace, i.e. host 
     ip link set lo up                   # where iproute2 is installed (else lo stays down)
     cd RUN/root && pivot_root . . && umount -l . && cd /work    # the host's root is gone
     printf READY >&2
-    (exec setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- COMMAND...)
-    exit $?
+    setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- env --default-signal=INT,QUIT \
+        COMMAND... &                    # with the standard streams; this shell (PID 1) then
+    exec </dev/null >/dev/null 2>&1     # holds none of them (see isolated.INIT)
+    wait $!; exit $?
 
 ``pivot_root`` followed by a lazy unmount of the old root leaves nothing of the host reachable
 (a ``chroot`` could be escaped by a process with capabilities in the namespace). ``setpriv``
@@ -43,9 +45,11 @@ from benchwright.sandbox.base import SandboxLimits
 from benchwright.sandbox.isolated import (
     DEVICES,
     ETC_FILES,
+    INSIDE_CMD,
     INSIDE_TMP,
     INSIDE_WORK,
     READY,
+    RESET_SIGNALS,
     IsolatedSandbox,
     SystemView,
     tmp_size_bytes,
@@ -60,8 +64,11 @@ SETUP = (
     'cd "$2" && pivot_root . . && umount -l . && cd /work || exit 1\n'
     "shift 2; PATH=$path; unset OLDPWD\n"
     f"printf '{READY.decode().strip()}\\n' >&2\n"
-    "exec 3>&2 2>/dev/null\n"
-    '(exec 2>&3 3>&-; exec /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- "$@")\n'
+    "exec 4<&0 5>&1 6>&2\n"
+    "/usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- "
+    f'{" ".join(RESET_SIGNALS)} "$@" <&4 >&5 2>&6 4<&- 5>&- 6>&- &\n'
+    "exec 0</dev/null 1>/dev/null 2>/dev/null 4<&- 5>&- 6>&-\n"
+    "wait $!\n"
     "exit $?\n"
 )
 
@@ -88,7 +95,7 @@ class UnshareSandbox(IsolatedSandbox):
     ) -> list[str]:
         new = root / "root"
         entries: list[tuple[str, str, str, str]] = [(str(new), str(new), "none", "bind,ro")]
-        for d in ("proc", "dev", "dev/shm", "tmp", "work", "etc"):
+        for d in ("proc", "dev", "dev/shm", "dev/mqueue", "tmp", "work", "etc"):
             (new / d).mkdir(parents=True, exist_ok=True)
         for path in view.binds:
             target = new / path.lstrip("/")
@@ -112,11 +119,15 @@ class UnshareSandbox(IsolatedSandbox):
         size = tmp_size_bytes(limits)
         entries += [
             ("tmpfs", str(new / "dev/shm"), "tmpfs", f"nosuid,nodev,mode=1777,size={size}"),
+            ("mqueue", str(new / "dev/mqueue"), "mqueue", "nosuid,nodev,noexec"),
             ("proc", str(new / "proc"), "proc", "nosuid,nodev,noexec"),
             ("tmpfs", str(new / INSIDE_TMP.lstrip("/")), "tmpfs",
              f"nosuid,nodev,mode=1777,size={size}"),
             (str(work), str(new / INSIDE_WORK.lstrip("/")), "none", "bind,nosuid,nodev"),
         ]
+        if (root / "cmd").exists():  # an undumpable command's execute-only program
+            (new / INSIDE_CMD.lstrip("/")).touch()
+            entries.append((str(root / "cmd"), str(new / INSIDE_CMD.lstrip("/")), "none", "bind,ro"))
         fstab = root / "fstab"
         fstab.write_text("".join(
             f"{_fstab_path(src)} {_fstab_path(dst)} {kind} {opts} 0 0\n"

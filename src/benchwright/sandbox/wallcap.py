@@ -46,11 +46,12 @@ class WallCap(Sandbox):
 
     def run(self, argv: list[str], *, files: dict[str, bytes], limits: SandboxLimits,
             stdin: bytes | None = None, collect: tuple[str, ...] = (),
-            env: dict[str, str] | None = None) -> ProcessResult:
+            env: dict[str, str] | None = None, undumpable: bool = False) -> ProcessResult:
         if limits.wall_s > self.cap_s:
             limits = replace(limits, wall_s=self.cap_s)
         self._last.wall_s = limits.wall_s
-        return self.inner.run(argv, files=files, limits=limits, stdin=stdin, collect=collect, env=env)
+        return self.inner.run(argv, files=files, limits=limits, stdin=stdin, collect=collect,
+                              env=env, undumpable=undumpable)
 
 
 class _WallCapSessions(WallCap):

@@ -1,0 +1,23 @@
+"""Samples are independent and cannot forge results, in every language, with the harness as
+root and as an unprivileged user: a hostile sample (:mod:`tests.sandbox.hostile`), then a wrong
+and a correct sample of another task through the same language object (for Python, the same
+fork server), in bwrap and in unshare."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchwright.sandbox.select import availability
+from tests.sandbox.hostile import LANGUAGES, check
+from tests.unprivileged import HARNESS_USERS, run_script
+
+
+@pytest.mark.parametrize("user", HARNESS_USERS)
+@pytest.mark.parametrize("backend", ["bwrap", "unshare"])
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_hostile_sample_changes_no_other_verdict(language: str, backend: str, user: str) -> None:
+    why = availability(backend)
+    if why is not None:
+        pytest.fail(f"sandbox {backend!r} is not available here: {why}")  # setup installs it
+    outcome = run_script("hostile.py", language, backend, user=user)
+    assert check(outcome) == [], outcome
