@@ -78,9 +78,10 @@ class UnsafeFile(BenchwrightError):
     """A path in a folder an agent wrote is not what the harness may read or write there: a
     symbolic link on the way, a FIFO, a device, a folder where a file is expected, a file larger
     than the harness reads... Nothing is followed; the agent code turns it into a failed run
-    badge with this reason (never an infra_error)."""
+    badge with this reason (never an infra_error). ``reason`` says what the path is or does
+    (``is a symbolic link to '/etc'``, ``cannot be opened: ...``)."""
 
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"{path}: {reason}")
+        super().__init__(f"{path} {reason}")

@@ -121,14 +121,14 @@ def parts(rel: str) -> list[str]:
         UnsafeFile: an absolute path, a ``..``, a NUL, or no component at all.
     """
     if "\0" in rel:
-        raise UnsafeFile(rel, "the path contains a NUL character")
+        raise UnsafeFile(rel, "contains a NUL character")
     if rel.startswith("/"):
-        raise UnsafeFile(rel, "an absolute path (paths are relative to the workspace)")
+        raise UnsafeFile(rel, "is an absolute path (paths are relative to the workspace)")
     names = [p for p in rel.split("/") if p not in ("", ".")]
     if ".." in names:
-        raise UnsafeFile(rel, "'..' is not allowed in a path")
+        raise UnsafeFile(rel, "goes up with '..', which is not allowed")
     if not names:
-        raise UnsafeFile(rel, "the path names the workspace itself")
+        raise UnsafeFile(rel, "names the workspace itself")
     return names
 
 
@@ -252,7 +252,7 @@ def _walk_tree(top: int, visit: FolderVisit, after: Callable[[int, str], None] |
             there = os.fstat(up)
             if (there.st_dev, there.st_ino) != (dev, ino):
                 os.close(up)
-                raise UnsafeFile(rel, "the folder moved while the harness walked the workspace")
+                raise UnsafeFile(rel, "moved while the harness walked the workspace")
             os.close(cur)
             cur = up
             if after is not None:
@@ -326,8 +326,14 @@ class Tree:
         self.root = root
 
     def _open(self) -> int:
+        """The root (a path of the harness, not the agent's to replace), opened; made
+        accessible to its owner again when the agent took its permissions away."""
         try:
-            return os.open(self.root, _DIR)
+            try:
+                return os.open(self.root, _DIR)
+            except PermissionError:
+                os.chmod(self.root, FOLDER_MODE)
+                return os.open(self.root, _DIR)
         except OSError as e:
             raise InfraError(f"cannot open the workspace {self.root}: {e.strerror}") from e
 
