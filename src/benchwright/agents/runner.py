@@ -270,6 +270,8 @@ def run_agent_task(scenario: Scenario, scenario_dir: Path, task: AgentTask, agen
         folder.chmod(0o755)
         try:
             outcome = run_agent(folder, turns)
+        except BenchwrightError as e:  # the sandbox, the harness: not the agent's doing
+            return AgentRunResult(AgentOutcome(), None, infra_error=str(e))
         finally:
             with contextlib.suppress(InfraError):
                 remove_tree(folder)

@@ -192,9 +192,8 @@ class AgentWorkspace:
         """
         for rel in paths:
             try:
-                self.tree.move_out(rel, self.hidden_dir / rel)
-            except FileNotFoundError:
-                raise UserError(f"hidden file {rel!r} is not in the workspace") from None
+                if not self.tree.move_out(rel, self.hidden_dir / rel):
+                    raise UserError(f"hidden file {rel!r} is not in the workspace")
             except UnsafeFile as e:
                 raise UserError(f"hidden file {rel!r} cannot be hidden: {e} (after set-up, a "
                                 "hidden path must be reached through real folders)") from None
@@ -211,8 +210,6 @@ class AgentWorkspace:
             except UnsafeFile as e:
                 violations.append(f"hidden file {rel} not restored: {e}")
                 continue
-            except OSError as e:
-                raise InfraError(f"could not restore the hidden file {rel}: {e}") from e
             bad = [o.describe() for o in found if o.suspicious]
             if bad:
                 violations.append(f"hidden file {rel} put back over what the agent left: "
