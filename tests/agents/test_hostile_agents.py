@@ -137,9 +137,8 @@ def test_hidden_files_go_back_around_a_folder_replaced_by_a_symlink_to_the_host(
     assert f"tests was a symbolic link to {str(host)!r}" in ran.badge["output"]
     assert f"hidden file {hidden} put back" in ran.badge["output"]
     # the hidden file is back, in a real folder of the workspace, for the scorers
-    assert "HIDDEN-TEST" in ran.records["hidden-back"]["output"] or hidden == "tests/fixtures"
-    assert "HIDDEN-FIXTURE" in ran.records["hidden-back"]["output"] or hidden != "tests/fixtures"
-    assert ran.records["objective"]["verdict"] in ("pass", "fail")
+    back = {"tests/test_hidden.py": "HIDDEN-TEST", "tests/fixtures": "HIDDEN-FIXTURE"}[hidden]
+    assert back in ran.records["hidden-back"]["output"]
 
 
 # -- response and trajectory -----------------------------------------------------------------------
@@ -189,10 +188,10 @@ def test_the_next_prompt_is_never_written_through_a_link(sandbox: Sandbox, scena
     assert snapshot(host) == before
     assert MARKER not in ran.everything()
     assert ran.result.outcome.stdout_tail == "turn 2 saw: second prompt\n"  # a real prompt file again
-    name = "prompt.txt was" if trap == "prompt-file" else "was"
+    found = {"prompt-file": f".benchwright-agent/prompt.txt was a symbolic link to {str(host / 'prompt.txt')!r}",
+             "agent-folder": f".benchwright-agent was a symbolic link to {str(host)!r}"}[trap]
     assert ran.badge["verdict"] == "fail"
-    assert f"before turn 2: .benchwright-agent{'/' if trap == 'prompt-file' else ''}" in ran.badge["output"]
-    assert f"{name} a symbolic link to" in ran.badge["output"]
+    assert f"before turn 2: {found} (removed, not followed)" in ran.badge["output"]
 
 
 # -- FIFOs and sizes -------------------------------------------------------------------------------
@@ -231,6 +230,16 @@ def test_a_huge_response_and_trajectory_are_capped(sandbox: Sandbox, scenario_di
     assert ran.badge["verdict"] == "fail"
     assert f".benchwright-agent/response.txt is 20,000,000 bytes, more than the {RESPONSE_CAP:,}" in output
     assert ".benchwright-agent/trajectory.jsonl is 17,000,000 bytes" in output
+
+
+def test_a_trajectory_nested_deeper_than_json_parses_is_kept_as_text(sandbox: Sandbox, scenario_dir: Path) -> None:
+    """json.loads raises RecursionError (not ValueError) on it: that ended the whole run."""
+    script = ('python3 -c "print(\'[\' * 100000)" > "$BENCHWRIGHT_TRAJECTORY_FILE" && '
+              'echo \'{"tool": "shell"}\' >> "$BENCHWRIGHT_TRAJECTORY_FILE"')
+    ran = run(sandbox, scenario_dir, script)
+    first, second = ran.result.outcome.trajectory
+    assert first == {"turn": 1, "text": "[" * 2000} and second == {"turn": 1, "tool": "shell"}
+    assert ran.badge["verdict"] == "pass"  # a trajectory the harness cannot parse is no violation
 
 
 def test_a_huge_diff_is_capped(sandbox: Sandbox, scenario_dir: Path) -> None:
@@ -338,7 +347,7 @@ def test_a_hostile_agent_through_benchwright_run(harness: str) -> None:
     from benchwright.testing import OpenAIServer, Reply
 
     site = next(p for p in map(Path, sys.path) if p.name == "site-packages" and (p / "pydantic").is_dir())
-    base = Path(tempfile.mkdtemp(prefix="bw-hostile-", dir="/tmp"))
+    base = Path(tempfile.mkdtemp(prefix="bw-agent-traps-", dir="/tmp"))
     try:
         base.chmod(0o711)
         uid = NOBODY if harness == "unprivileged" and os.geteuid() == 0 else os.geteuid()
