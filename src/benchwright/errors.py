@@ -7,7 +7,8 @@
      │    ├── InputError      one or more located problems in files (see ``Problem``)
      │    └── PluginNotFound  a criterion, provider, language or sandbox name nobody registered
      ├── MissingDependency    an optional extra is needed (the message names it)
-     └── InfraError           the harness, sandbox, toolchain or provider failed (sample -> infra_error)
+     ├── InfraError           the harness, sandbox, toolchain or provider failed (sample -> infra_error)
+     └── UnsafeFile           a file an agent left is refused (a link, a FIFO, too large): run badge FAIL
 
 Expected failures of generated code (a test failed, a program crashed) are values, not
 exceptions: they end up in result records.
@@ -71,3 +72,16 @@ class MissingDependency(BenchwrightError):
 
 class InfraError(BenchwrightError):
     """The harness, sandbox, toolchain or provider failed: never counted against a model."""
+
+
+class UnsafeFile(BenchwrightError):
+    """A path in a folder an agent wrote is not what the harness may read or write there: a
+    symbolic link on the way, a FIFO, a device, a folder where a file is expected, a file larger
+    than the harness reads... Nothing is followed; the agent code turns it into a failed run
+    badge with this reason (never an infra_error). ``reason`` says what the path is or does
+    (``is a symbolic link to '/etc'``, ``cannot be opened: ...``)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path} {reason}")

@@ -21,6 +21,7 @@ from benchwright.agents.scenario import ScorerBase, ScorerSpec, WorkspaceRecipe
 from benchwright.agents.scorer import OUTPUT_TAIL, CommandResult, ScorerContext, ScorerResult
 from benchwright.agents.scorers import SCORERS
 from benchwright.agents.workspace import AgentWorkspace
+from benchwright.errors import UnsafeFile
 from benchwright.registry import registry
 from benchwright.sandbox.base import Sandbox, SandboxLimits
 
@@ -325,6 +326,18 @@ def test_file_exists_symlinks_count_only_inside_the_workspace(project: Run) -> N
     assert dangling.verdict == "FAIL" and "dangling" in dangling.output
     loop = project.score(type="file_exists", path="src/loop")
     assert loop.verdict == "FAIL" and loop.output.startswith("src/loop is missing")
+
+
+def test_a_scorer_reads_the_tree_without_following_the_agent_s_links(project: Run) -> None:
+    """ScorerContext.read, for scorer plug-ins that look at file contents."""
+    project.sh("ln -s /etc src/etc && ln -s /etc/hostname src/host && mkfifo src/pipe")
+    ctx = project.context()
+    assert ctx.read("src/calc.py") == (project.ws.work / "src" / "calc.py").read_bytes()
+    assert ctx.read("src/missing.py") is None
+    for path, what in (("src/etc/hostname", "symbolic link"), ("src/host", "symbolic link"),
+                       ("src/pipe", "FIFO"), ("../outside", "'..'")):
+        with pytest.raises(UnsafeFile, match=what):
+            ctx.read(path)
 
 
 # -- tests_unmodified, baseline_unmodified -----------------------------------------------------

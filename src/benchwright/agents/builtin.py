@@ -43,7 +43,6 @@ import asyncio
 import json
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,9 +50,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from benchwright.agents.outcome import AgentOutcome
-from benchwright.errors import InfraError, UserError
+from benchwright.errors import InfraError, UnsafeFile, UserError
 from benchwright.model.base import Answer, GenerationRequest, ToolCall
 from benchwright.model.engine import GenerationEngine
+from benchwright.safefs import Tree
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
 INSIDE = "/work"
@@ -458,37 +458,33 @@ def confine(root: Path, path: str) -> Path:
     return target
 
 
-def _open_regular(target: Path, path: str, cap: int) -> tuple[bytes, int, int]:
-    """The first ``cap`` bytes of a regular file, its size and its mode (never following a
-    symbolic link at the end, never blocking on a FIFO)."""
+def _open_regular(root: Path, target: Path, path: str, cap: int) -> tuple[bytes, int, int]:
+    """The first ``cap`` bytes of a regular file, its size and its mode: read through
+    :class:`~benchwright.safefs.Tree`, so never through a symbolic link at any component (those
+    inside were resolved by :func:`confine`; one made since is refused), never blocking on a
+    FIFO."""
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        st = os.lstat(target)
     except FileNotFoundError:
         raise _ToolError(f"{path!r} does not exist") from None
     except OSError as e:
         raise _ToolError(f"cannot open {path!r}: {e.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise _ToolError(f"{path!r} is a folder (list it with shell: ls)")
+    if not stat.S_ISREG(st.st_mode):
+        raise _ToolError(f"{path!r} is not a regular file")
     try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise _ToolError(f"{path!r} is a folder (list it with shell: ls)")
-        if not stat.S_ISREG(st.st_mode):
-            raise _ToolError(f"{path!r} is not a regular file")
-        chunks = []
-        left = cap
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks), st.st_size, stat.S_IMODE(st.st_mode)
-    finally:
-        os.close(fd)
+        got = Tree(root).read(target.relative_to(root).as_posix(), cap, one_name=False)
+    except UnsafeFile as e:
+        raise _ToolError(f"cannot open {path!r}: {e}") from None
+    if got is None:
+        raise _ToolError(f"{path!r} does not exist")
+    return got.data, got.size, got.mode
 
 
 def read_file(root: Path, path: str) -> str:
     target = confine(root, path)
-    data, size, _ = _open_regular(target, path, READ_CAP)
+    data, size, _ = _open_regular(root, target, path, READ_CAP)
     if b"\0" in data:
         return f"{path!r} is a binary file ({size} bytes)"
     text = data.decode("utf-8", errors="replace")
@@ -498,25 +494,16 @@ def read_file(root: Path, path: str) -> str:
     return text
 
 
-def _replace(target: Path, path: str, data: bytes, mode: int) -> None:
-    """Write ``data`` as a new file put in place of ``target`` (never through a link)."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise _ToolError(f"cannot make the folder of {path!r}: {e.strerror}") from None
+def _replace(root: Path, target: Path, path: str, data: bytes, mode: int) -> None:
+    """Write ``data`` as a new file put in place of ``target`` (never through a link: see
+    :meth:`benchwright.safefs.Tree.write`)."""
     if target.is_dir() and not target.is_symlink():
         raise _ToolError(f"{path!r} is a folder")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".bw-write-", dir=target.parent)
+        Tree(root).write(target.relative_to(root).as_posix(), data, mode=mode, clear=False)
+    except UnsafeFile as e:
+        raise _ToolError(f"cannot write {path!r}: {e}") from None
     except OSError as e:
-        raise _ToolError(f"cannot write in the folder of {path!r}: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            os.fchmod(f.fileno(), mode)
-        os.replace(tmp, target)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
         raise _ToolError(f"cannot write {path!r}: {e.strerror}") from None
 
 
@@ -536,7 +523,7 @@ def write_file(root: Path, path: str, content: str) -> str:
         existed = True
         if stat.S_ISREG(st.st_mode):
             mode = stat.S_IMODE(st.st_mode)
-    _replace(target, path, data, mode)
+    _replace(root, target, path, data, mode)
     return f"{'overwrote' if existed else 'created'} {path} ({len(data)} bytes)"
 
 
@@ -544,7 +531,7 @@ def edit_file(root: Path, path: str, old: str, new: str) -> str:
     target = confine(root, path)
     if not old:
         raise _ToolError("`old` is empty: give the exact text to replace")
-    data, size, mode = _open_regular(target, path, EDIT_CAP + 1)
+    data, size, mode = _open_regular(root, target, path, EDIT_CAP + 1)
     if size > EDIT_CAP:
         raise _ToolError(f"{path!r} is too large to edit ({size} bytes): use shell")
     try:
@@ -556,6 +543,6 @@ def edit_file(root: Path, path: str, old: str, new: str) -> str:
         where = "does not occur" if count == 0 else f"occurs {count} times"
         raise _ToolError(f"`old` {where} in {path}; it must occur exactly once (give more context)")
     updated = text.replace(old, new, 1)
-    _replace(target, path, updated.encode("utf-8"), mode)
+    _replace(root, target, path, updated.encode("utf-8"), mode)
     line = text[: text.index(old)].count("\n") + 1
     return f"edited {path} at line {line}"

@@ -33,6 +33,9 @@ class Change:
     """``git diff`` of baseline against the final tree (binary files as one line each)."""
     stat: dict[str, int] = field(default_factory=dict)
     """``files``, ``added`` and ``removed`` line counts."""
+    violations: tuple[str, ...] = ()
+    """What the harness refused while it took the change (a diff larger than it reads, a git
+    link to another repository...): each fails the run badge."""
 
     def paths(self) -> list[str]:
         """Every path the change touched: both sides of a rename."""

@@ -50,4 +50,6 @@ class Evidence:
     timed_out: bool = False
     stdout_tail: str = ""
     stderr_tail: str = ""
+    violations: tuple[str, ...] = ()
+    """What the harness refused of what the agent left in its workspace (the run badge fails)."""
     extra: dict[str, Any] = field(default_factory=dict)

@@ -30,3 +30,7 @@ class AgentOutcome:
     or a provider's error."""
     error: str | None = None
     """The harness failed (not the agent): the run is an infra_error."""
+    violations: list[str] = field(default_factory=list)
+    """What the harness refused of what the agent left in its workspace (a symbolic link where
+    a file of the harness goes, a FIFO, a file larger than the harness reads...), each with the
+    reason: nothing of it was followed or read, and each fails the run badge."""

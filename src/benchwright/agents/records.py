@@ -88,6 +88,7 @@ def agent_records(base: dict[str, Any], result: AgentRunResult, files: dict[str,
         "stopped": agent.stopped, "steps": agent.steps, "wall_ms": agent.wall_ms, "cpu_ms": agent.cpu_ms,
         "tokens_in": agent.tokens_in, "tokens_out": agent.tokens_out, "cost_usd": agent.cost_usd,
         "stdout_tail": agent.stdout_tail, "stderr_tail": agent.stderr_tail,
+        "violations": agent.violations,
     }
     if result.change is not None:
         run_details["change"] = {**result.change.stat, "paths": result.change.paths()}
@@ -125,10 +126,16 @@ def _judge_text(judge: dict[str, Any]) -> str:
 
 def _badge_text(result: AgentRunResult) -> str:
     agent = result.outcome
+    why = []
     if agent.timed_out:
-        return "FAIL: the agent was stopped at its time limit"
-    if agent.stopped is not None:
-        return f"FAIL: the agent stopped: {agent.stopped}"
+        why.append("the agent was stopped at its time limit")
+    elif agent.stopped is not None:
+        why.append(f"the agent stopped: {agent.stopped}")
+    if agent.violations:
+        why.append("the harness refused what the agent left in its workspace: "
+                   + "; ".join(agent.violations))
+    if why:
+        return "FAIL: " + "; ".join(why)
     return f"PASS: the agent finished (exit status {agent.exit_code})"
 
 

@@ -6,6 +6,7 @@ the three gates: ``objective``, ``judge`` and ``run-badge``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -20,14 +21,29 @@ from benchwright.agents.scenario import AgentTask, CommandScorer, LlmJudgeNote, 
 from benchwright.agents.scorer import OUTPUT_TAIL, CommandResult, ScorerContext, ScorerResult
 from benchwright.agents.workspace import AgentWorkspace
 from benchwright.config.model import AgentSpec
-from benchwright.errors import BenchwrightError
+from benchwright.errors import BenchwrightError, InfraError, UnsafeFile
 from benchwright.registry import registry
+from benchwright.safefs import Tree, remove_tree
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
 AGENT_DIR = ".benchwright-agent"
 """Where a command agent finds its prompt and leaves its response and trajectory (inside the
-workspace while it runs; removed before the diff is taken)."""
+workspace while it runs; removed before the diff is taken). The harness writes and reads there
+through :class:`benchwright.safefs.Tree`: what the agent put in place of the folder or of its
+files (a symbolic link, a FIFO...) is removed or refused, never followed, and is a violation."""
 INSIDE = "/work"
+RESPONSE = "response.txt"
+TRAJECTORY = "trajectory.jsonl"
+RESPONSE_CAP = 256 * 1024
+"""The response file is read up to this many bytes; a larger one fails the run badge (its
+start is kept)."""
+TRAJECTORY_CAP = 16 * 1024 * 1024
+"""The trajectory file is read up to this many bytes; a larger one fails the run badge (its
+first lines are kept)."""
+TRAJECTORY_STEPS = 10_000
+"""At most this many lines of a trajectory file are kept, each step of text at most
+:data:`STEP_TEXT` characters when it is not a JSON object."""
+STEP_TEXT = 2000
 
 
 def tail(data: bytes | str, size: int = OUTPUT_TAIL) -> str:
@@ -92,21 +108,21 @@ def run_command_agent(spec: AgentSpec, workspace: Path, turns: list[str], sandbo
     environ = dict(os.environ) if environ is None else environ
     assert spec.command is not None
     out = AgentOutcome()
-    own = workspace / AGENT_DIR
+    tree = Tree(workspace)
     deadline = time.monotonic() + spec.timeout_s
     for i, prompt in enumerate(turns):
-        own.mkdir(exist_ok=True)
-        for name, data in files:
-            (own / name).write_bytes(data)
-        (own / "prompt.txt").write_text(prompt)
-        for name in ("response.txt", "trajectory.jsonl"):
-            (own / name).unlink(missing_ok=True)
+        try:
+            _prepare_turn(tree, prompt, files, i + 1, out.violations)
+        except UnsafeFile as e:
+            out.violations.append(f"turn {i + 1} could not be prepared: {e}")
+            out.stopped = "the harness could not prepare the turn"
+            break
         env = {k: environ[k] for k in spec.pass_env if k in environ}
         env.update({
             "BENCHWRIGHT_PROMPT": prompt, "BENCHWRIGHT_TURN": str(i + 1),
             "BENCHWRIGHT_PROMPT_FILE": f"{INSIDE}/{AGENT_DIR}/prompt.txt",
-            "BENCHWRIGHT_RESPONSE_FILE": f"{INSIDE}/{AGENT_DIR}/response.txt",
-            "BENCHWRIGHT_TRAJECTORY_FILE": f"{INSIDE}/{AGENT_DIR}/trajectory.jsonl",
+            "BENCHWRIGHT_RESPONSE_FILE": f"{INSIDE}/{AGENT_DIR}/{RESPONSE}",
+            "BENCHWRIGHT_TRAJECTORY_FILE": f"{INSIDE}/{AGENT_DIR}/{TRAJECTORY}",
             "BENCHWRIGHT_AGENT_DIR": f"{INSIDE}/{AGENT_DIR}",
             "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ in the agent's change
         })
@@ -119,10 +135,11 @@ def run_command_agent(spec: AgentSpec, workspace: Path, turns: list[str], sandbo
         out.cpu_ms = (out.cpu_ms or 0.0) + proc.cpu_ms
         out.exit_code, out.timed_out = proc.exit_code, proc.timed_out
         out.stdout_tail, out.stderr_tail = tail(proc.stdout), tail(proc.stderr)
-        response = own / "response.txt"
-        out.responses.append(response.read_text(errors="replace")[:200_000] if response.is_file()
+        response = _read(tree, f"{AGENT_DIR}/{RESPONSE}", RESPONSE_CAP, out.violations)
+        out.responses.append(response.decode(errors="replace") if response is not None
                              else out.stdout_tail)
-        out.trajectory += _trajectory(own / "trajectory.jsonl", i + 1)
+        steps = _read(tree, f"{AGENT_DIR}/{TRAJECTORY}", TRAJECTORY_CAP, out.violations)
+        out.trajectory += _trajectory(steps, i + 1) if steps is not None else []
         out.steps = len(out.trajectory)
         if proc.timed_out:
             out.stopped = "timeout"
@@ -134,18 +151,47 @@ def run_command_agent(spec: AgentSpec, workspace: Path, turns: list[str], sandbo
     return out
 
 
-def _trajectory(path: Path, turn: int) -> list[dict[str, Any]]:
+def _prepare_turn(tree: Tree, prompt: str, files: tuple[tuple[str, bytes], ...], turn: int,
+                  violations: list[str]) -> None:
+    """The agent's folder, its own files and the prompt, written anew; the response and
+    trajectory of the turn before removed. A link or a special file the agent left there is a
+    violation (removed, never followed)."""
+    found = tree.make_folder(AGENT_DIR)
+    for name, data in files:
+        found += tree.write(f"{AGENT_DIR}/{name}", data)
+    found += tree.write(f"{AGENT_DIR}/prompt.txt", prompt.encode())
+    for name in (RESPONSE, TRAJECTORY):
+        gone = tree.remove(f"{AGENT_DIR}/{name}")
+        if gone is not None:
+            found.append(gone)
+    violations += [f"before turn {turn}: {o.describe()} (removed, not followed)"
+                   for o in found if o.suspicious]
+
+
+def _read(tree: Tree, rel: str, cap: int, violations: list[str]) -> bytes | None:
+    """At most ``cap`` bytes of the agent's file ``rel``; None when it is missing or refused
+    (a violation), like one larger than ``cap``."""
+    try:
+        got = tree.read(rel, cap)
+    except UnsafeFile as e:
+        violations.append(f"{e} (not read)")
+        return None
+    if got is not None and got.cut:
+        violations.append(f"{rel} is {got.size:,} bytes, more than the {cap:,} the harness reads "
+                          "(only its start was kept)")
+    return got.data if got is not None else None
+
+
+def _trajectory(data: bytes, turn: int) -> list[dict[str, Any]]:
     """The steps an agent wrote (JSON lines); a line that is not a JSON object is kept as text."""
-    if not path.is_file():
-        return []
     steps: list[dict[str, Any]] = []
-    for line in path.read_text(errors="replace").splitlines()[:10_000]:
+    for line in data.decode(errors="replace").splitlines()[:TRAJECTORY_STEPS]:
         if not line.strip():
             continue
         try:
             step = json.loads(line)
-        except ValueError:
-            step = {"text": line[:2000]}
+        except (ValueError, RecursionError):  # a JSON nested deeper than the parser goes
+            step = {"text": line[:STEP_TEXT]}
         steps.append({"turn": turn, **step} if isinstance(step, dict) else {"turn": turn, "value": step})
     return steps
 
@@ -185,8 +231,10 @@ def objective(scorers: list[ScorerOutcome]) -> tuple[str, float | None]:
 
 
 def run_badge(outcome: AgentOutcome) -> str:
-    """The run completed: the agent stopped on its own, in time, with a zero status."""
-    return "PASS" if outcome.stopped is None and not outcome.timed_out and outcome.exit_code == 0 else "FAIL"
+    """The run completed: the agent stopped on its own, in time, with a zero status, and left
+    nothing the harness had to refuse (:attr:`AgentOutcome.violations`)."""
+    done = outcome.stopped is None and not outcome.timed_out and outcome.exit_code == 0
+    return "PASS" if done and not outcome.violations else "FAIL"
 
 
 def evidence(scenario: Scenario, task: AgentTask, outcome: AgentOutcome, change: Change | None,
@@ -206,7 +254,8 @@ def evidence(scenario: Scenario, task: AgentTask, outcome: AgentOutcome, change:
         primary_result=(f"{primary.verdict}: {primary.result.output}" if primary and primary.result
                         else (primary.error if primary else None)),
         scorers=rows, rubric_notes=notes, judge_notes=task.judge_notes, exit_code=outcome.exit_code,
-        timed_out=outcome.timed_out, stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail)
+        timed_out=outcome.timed_out, stdout_tail=outcome.stdout_tail, stderr_tail=outcome.stderr_tail,
+        violations=tuple(outcome.violations))
 
 
 def run_agent_task(scenario: Scenario, scenario_dir: Path, task: AgentTask, agent: AgentSpec,
@@ -221,9 +270,11 @@ def run_agent_task(scenario: Scenario, scenario_dir: Path, task: AgentTask, agen
         folder.chmod(0o755)
         try:
             outcome = run_agent(folder, turns)
+        except BenchwrightError as e:  # the sandbox, the harness: not the agent's doing
+            return AgentRunResult(AgentOutcome(), None, infra_error=str(e))
         finally:
-            import shutil
-            shutil.rmtree(folder, ignore_errors=True)
+            with contextlib.suppress(InfraError):
+                remove_tree(folder)
         return AgentRunResult(outcome, None, gates=Gates(None, None, run_badge(outcome), None))
     recipe = scenario.workspace
     ws = AgentWorkspace.create(recipe, scenario_dir, scratch)
@@ -240,10 +291,12 @@ def run_agent_task(scenario: Scenario, scenario_dir: Path, task: AgentTask, agen
         ws.commit_baseline()
         ws.hide(recipe.hidden)
         outcome = run_agent(ws.work, turns)
-        import shutil
-        shutil.rmtree(ws.work / AGENT_DIR, ignore_errors=True)
-        ws.restore()
+        gone = ws.tree.remove(AGENT_DIR)
+        if gone is not None and gone.suspicious:
+            outcome.violations.append(f"after the run: {gone.describe()} (removed, not followed)")
+        outcome.violations += ws.restore()
         change = ws.change()
+        outcome.violations += change.violations
         scorers = run_scorers(list(scenario.scorers), scorer_context(ws, change, sandbox))
         verdict, score = objective(scorers)
         return AgentRunResult(outcome, change, scorers,

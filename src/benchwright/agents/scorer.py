@@ -15,10 +15,13 @@ from typing import Any, Literal
 
 from benchwright.agents.change import Change
 from benchwright.agents.scenario import ScorerBase
+from benchwright.safefs import Tree
 
 ScorerVerdict = Literal["PASS", "FAIL", "N/A"]
 OUTPUT_TAIL = 4000
 """How much of a command's output a record keeps (its end)."""
+READ_CAP = 1024 * 1024
+"""What :attr:`ScorerContext.read` returns of a file at most."""
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,24 @@ class ScorerContext:
     change against the baseline, and a way to run commands in the workspace's sandbox."""
 
     workspace: Path
-    """The tree on the host (read it; commands run through ``run``)."""
+    """The tree on the host. The agent wrote it: read its files through ``read``, never by
+    opening paths under it (a symbolic link there may lead anywhere on the host); commands run
+    through ``run``."""
     change: Change
     run: CommandRunner
     baseline: Callable[[str], str | None] = field(default=lambda path: None)
     """The baseline text of a path (None: it did not exist, or is binary)."""
+
+    def read(self, path: str) -> bytes | None:
+        """The first :data:`READ_CAP` bytes of the regular file ``path`` of the tree (None:
+        there is none), through :class:`benchwright.safefs.Tree`.
+
+        Raises:
+            UnsafeFile: a symbolic link on the way or at the end, a FIFO, a folder... (the
+                scorer then could not run).
+        """
+        got = Tree(self.workspace).read(path, READ_CAP)
+        return got.data if got is not None else None
 
 
 @dataclass
@@ -69,3 +85,4 @@ class Scorer(abc.ABC):
     def score(self, spec: ScorerBase, ctx: ScorerContext) -> ScorerResult:
         """Check the run. A failure of the check is a FAIL result; only a failure of the
         harness raises (InfraError)."""
+

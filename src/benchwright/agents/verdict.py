@@ -317,6 +317,11 @@ def _process(ev: Evidence) -> list[str]:
             out += [f"## Its {name} (the tail)", _fenced(clip(text, TAIL_BUDGET, head=0.2))]
         else:
             out.append(f"Its {name}: empty or not captured.")
+    if ev.violations:
+        out += ["## What the harness refused (the run badge fails for it)",
+                "The agent left these in its workspace where the harness reads or writes its own "
+                "files; none was followed or read:",
+                clip("\n".join(f"- {v}" for v in ev.violations), EXTRA_BUDGET)]
     if ev.extra:
         facts = "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False, default=str)}"
                           for k, v in ev.extra.items())

@@ -60,6 +60,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from benchwright.errors import InfraError
+from benchwright.safefs import chown_tree
 from benchwright.sandbox.base import GUARANTEES, ProcessResult, SandboxLimits
 from benchwright.sandbox.rlimit import BASE_ENV, Launch, RlimitSandbox, write_files
 
@@ -362,7 +363,6 @@ def _check_reachable(folder: Path) -> None:
 
 
 def _chown_tree(folder: Path, uid: int) -> None:
-    os.chown(folder, uid, uid)
-    for dirpath, dirnames, filenames in os.walk(folder):
-        for name in (*dirnames, *filenames):
-            os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
+    """Hand the work folder to the run's uid: a workspace an agent left (links, a tree
+    thousands of folders deep) is walked without following a link or recursing."""
+    chown_tree(folder, uid, uid)
