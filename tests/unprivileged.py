@@ -37,7 +37,9 @@ def _copy() -> Path:
     """A world-readable copy of ``src/benchwright`` and of the tests' standalone scripts."""
     home = Path(tempfile.mkdtemp(prefix="bw-unprivileged-"))
     atexit.register(shutil.rmtree, home, True)
-    shutil.copytree(REPO / "src" / "benchwright", home / "benchwright",
+    import benchwright  # the package these tests run on (src/, or whatever PYTHONPATH names)
+
+    shutil.copytree(Path(benchwright.__file__).parent, home / "benchwright",
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "tests" / "sandbox" / "hostile.py", home / "hostile.py")
     for folder, _dirs, files in os.walk(home):
@@ -53,7 +55,10 @@ def run_script(script: str, *args: str, user: str, timeout: float = 600) -> Any:
     if user == "root" or os.getuid() != 0:
         import sys
 
-        python, env_path, preexec = sys.executable, str(REPO / "src"), None
+        import benchwright
+
+        python, preexec = sys.executable, None
+        env_path = str(Path(benchwright.__file__).parents[1])
         script_path = REPO / "tests" / "sandbox" / script
         work = Path(tempfile.mkdtemp(prefix="bw-harness-"))
         os.chmod(work, 0o755)  # a root harness's sandbox uid passes through it

@@ -468,10 +468,50 @@ def check(outcome: dict[str, Any]) -> list[str]:
     return problems
 
 
+INIT_PROBE = """
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+found = {}
+for fd in range(8):
+    for flags, how in ((os.O_RDONLY, "r"), (os.O_WRONLY, "w")):
+        try:
+            f = os.open(f"/proc/1/fd/{fd}", flags | os.O_NONBLOCK)
+        except OSError:
+            continue
+        found[f"{fd}{how}"] = os.readlink(f"/proc/self/fd/{f}")
+        os.close(f)
+try:
+    os.close(os.open("/proc/1/mem", os.O_RDONLY))
+    found["mem"] = "open"
+except OSError:
+    pass
+if libc.ptrace(16, 1, 0, 0) == 0:  # PTRACE_ATTACH
+    found["ptrace"] = "attached"
+print(json.dumps(found))
+"""
+"""What a process of the sandbox can reach of its PID 1 (descriptors, memory, ptrace)."""
+
+
+def init_probe(backend: str, tmp_root: str) -> dict[str, str]:
+    import importlib
+
+    from benchwright.sandbox.base import SandboxLimits
+
+    module, name = SANDBOX_CLASSES[backend].rsplit(".", 1)
+    sandbox = getattr(importlib.import_module(module), name)(tmp_root=tmp_root)
+    r = sandbox.run([sandbox.python, "-I", "-S", "-c", INIT_PROBE], files={},
+                    limits=SandboxLimits(wall_s=20), stdin=b"a job the sample must not read\n")
+    found: dict[str, str] = json.loads(r.stdout)
+    return found
+
+
 def main(argv: list[str]) -> None:
-    language, backend = argv[1], argv[2]
     root = tempfile.mkdtemp(prefix="bw-hostile-")
     os.chmod(root, 0o755)
+    if argv[1] == "init":
+        print(json.dumps(init_probe(argv[2], root)))
+        return
+    language, backend = argv[1], argv[2]
     print(json.dumps(batch(language, backend, root)))
 
 

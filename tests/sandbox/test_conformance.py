@@ -30,6 +30,7 @@ import benchwright
 from benchwright.registry import registry
 from benchwright.sandbox.base import GUARANTEES, ProcessResult, Sandbox, SandboxLimits
 from benchwright.sandbox.select import availability
+from tests.sandbox.hostile import INIT_PROBE
 
 BACKENDS = ("bwrap", "unshare", "rlimit")
 REPO = Path(__file__).resolve().parents[2]
@@ -51,6 +52,7 @@ COVERAGE = {
     "tree-killed": ["test_nothing_survives_the_sample", "test_nothing_survives_a_timeout",
                     "test_killing_the_parent", "test_nothing_survives_a_killed_harness"],
     "unprivileged": ["test_unprivileged"],
+    "init-out-of-reach": ["test_the_sandbox_init_is_out_of_reach"],
 }
 
 
@@ -685,3 +687,35 @@ def test_an_unreachable_temporary_folder_is_an_infra_error(sandbox: Sandbox, tmp
     made: Sandbox = registry.create("sandbox", sandbox.name, tmp_root=str(private))
     with pytest.raises(InfraError, match="not reachable"):
         made.run(["true"], files={}, limits=SandboxLimits(wall_s=5))
+
+
+# -- the sandbox's own processes and what the harness reads back ------------------------------
+
+def test_the_sandbox_init_is_out_of_reach(sandbox: Sandbox) -> None:
+    """PID 1 of the sandbox (the shell that waits for the command) holds no pipe a sample
+    could write results into or read jobs from, and cannot be taken over with ptrace."""
+    if not promises(sandbox, "init-out-of-reach"):
+        # no PID namespace: PID 1 is the host's init, never to be ptraced from a test
+        assert sandbox.isolation == "rlimits"
+        return
+    r = py(sandbox, INIT_PROBE, stdin=b"a job the sample must not read\n")
+    assert r.exit_code == 0, r.stderr
+    found = json.loads(out(r))
+    assert set(found.values()) <= {"/dev/null"}, found
+
+
+def test_collected_files_are_never_read_through_a_link(sandbox: Sandbox, tmp_path: Path) -> None:
+    """What the harness reads back from the work folder (``collect``) is a regular file the
+    command wrote, never what a link it made points to, and a FIFO there does not hang it."""
+    secret = tmp_path / "host-secret"
+    secret.write_text("bw-host-secret-never-read")
+    secret.chmod(0o644)
+    code = (f"import os\nos.symlink({str(secret)!r}, 'linked.txt')\n"
+            "os.symlink('/etc/passwd', 'passwd.txt')\nos.mkfifo('fifo.txt')\n"
+            "os.mkdir('folder')\nos.symlink('/etc', 'up')\n"
+            "open('plain.txt', 'w').write('plain')\n")
+    r = sandbox.run([sandbox.python, "-I", "-S", "-c", code], files={},
+                    limits=SandboxLimits(wall_s=20),
+                    collect=("linked.txt", "passwd.txt", "fifo.txt", "up/passwd", "plain.txt"))
+    assert r.exit_code == 0, r.stderr
+    assert r.files == {"plain.txt": b"plain"}

@@ -21,3 +21,12 @@ def test_a_hostile_sample_changes_no_other_verdict(language: str, backend: str, 
         pytest.fail(f"sandbox {backend!r} is not available here: {why}")  # setup installs it
     outcome = run_script("hostile.py", language, backend, user=user)
     assert check(outcome) == [], outcome
+
+
+@pytest.mark.parametrize("user", HARNESS_USERS)
+@pytest.mark.parametrize("backend", ["bwrap", "unshare"])
+def test_the_sandbox_init_is_out_of_reach(backend: str, user: str) -> None:
+    """As root and as an unprivileged harness: PID 1 of the sandbox holds nothing but /dev/null
+    and cannot be ptraced (tests/sandbox/test_conformance.py runs the same probe in-process)."""
+    found = run_script("hostile.py", "init", backend, user=user)
+    assert set(found.values()) <= {"/dev/null"}, found

@@ -24,6 +24,8 @@ GUARANTEES: dict[str, str] = {
     "tree-killed": "the whole process tree dies with the command, setsid daemons included",
     "unprivileged": "the command never runs as root on the host (a uid of its own per run "
                     "when the harness is root)",
+    "init-out-of-reach": "the sandbox's PID 1 holds no pipe to the harness, and no process of "
+                         "the sandbox can ptrace it or open its /proc files",
 }
 """Everything a backend may promise (``Sandbox.guarantees``); the conformance suite in
 ``tests/sandbox/test_conformance.py`` has a hostile program for each."""

@@ -14,7 +14,6 @@ import os
 import resource
 import select
 import selectors
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -23,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchwright.errors import InfraError
+from benchwright.errors import InfraError, UnsafeFile
+from benchwright.safefs import Tree, remove_tree
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits, Session
 
 BASE_ENV = {
@@ -86,6 +86,14 @@ def _exited(pid: int) -> bool:
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def discard(root: Path) -> None:
+    """Remove a run's private folder and whatever the command left in it, following no link
+    it made and however deep its folders go (``shutil.rmtree`` recurses: a tree a few thousand
+    folders deep would raise ``RecursionError`` in the harness)."""
+    with contextlib.suppress(InfraError):
+        remove_tree(root)
 
 
 def write_files(folder: Path, files: dict[str, bytes]) -> None:
@@ -221,7 +229,7 @@ class ProcessSession(Session):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
-        shutil.rmtree(self.root, ignore_errors=True)
+        discard(self.root)
 
 
 class RlimitSandbox(Sandbox):
@@ -273,7 +281,7 @@ class RlimitSandbox(Sandbox):
                                    undumpable=undumpable)
             return self._finish(self._run(launch, limits, stdin, collect))
         finally:
-            shutil.rmtree(root, ignore_errors=True)
+            discard(root)
 
     def _prepare(
         self, root: Path, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
@@ -327,10 +335,14 @@ class RlimitSandbox(Sandbox):
         wall_ms = (time.perf_counter() - start) * 1000
         code = proc.returncode
         collected: dict[str, bytes] = {}
-        for rel in collect:
-            p = work / rel
-            if p.is_file():
-                collected[rel] = p.read_bytes()[: limits.output_bytes * 16]
+        tree = Tree(work)
+        for rel in collect:  # the command wrote these: no link followed, regular files only
+            try:
+                got = tree.read(rel, limits.output_bytes * 16)
+            except UnsafeFile:
+                continue
+            if got is not None:
+                collected[rel] = got.data
         return ProcessResult(
             exit_code=code if code >= 0 else None,
             signal=-code if code < 0 else None,
@@ -374,7 +386,7 @@ class RlimitSandbox(Sandbox):
             launch = self._prepare(root, argv, files, limits, env or {})
             proc = self._spawn(launch, limits, stdin=True)
         except BaseException:
-            shutil.rmtree(root, ignore_errors=True)
+            discard(root)
             raise
         session = ProcessSession(proc, root)
         if launch.ready and not session.expect_ready(launch.ready, SESSION_START_S):
