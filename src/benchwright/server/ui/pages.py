@@ -6,6 +6,7 @@ from typing import Any
 
 from benchwright.errors import InputError, UserError
 from benchwright.results.report import format_value, gate_rows, rows
+from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame, problem
@@ -205,12 +206,19 @@ def register(service: Service, *, auth_on: bool) -> None:
         if gates:
             ui.label("Coding agents: the three gates").classes("text-lg")
         samples: dict[str, dict[str, Any]] = {}
-        for rec in service.records(run_id, filters={}, limit=100_000)[1]:
+        skipped = SkippedLines()
+        for rec in service.records(run_id, filters={}, limit=100_000, skipped=skipped)[1]:
             s = samples.setdefault(rec["execution_id"], {
                 "execution_id": rec["execution_id"], "task": rec["task"], "language": rec["language"],
                 "model": rec["model"], "sample": rec.get("sample", 0), "outcome": rec.get("outcome") or ""})
             if rec["criterion"] in ("objective", "judge", "run-badge"):
                 s[rec["criterion"]] = (rec.get("verdict") or "n/a").upper()
+        if not skipped and summary.get("skipped_lines"):
+            skipped = SkippedLines.model_validate(summary["skipped_lines"])
+        if skipped:
+            ui.label(f"{skipped.message()}; the samples they belonged to are not scored "
+                     f"('benchwright run --resume {run_id}' runs them again)") \
+                .classes("text-orange-800").props('data-testid="skipped-lines"')
         ui.label(f"Samples ({len(samples)})").classes("text-lg")
         if len(samples) > SAMPLES_SHOWN:
             ui.link(f"the first {SAMPLES_SHOWN} are listed; every record is in the data explorer",
@@ -245,14 +253,16 @@ def register(service: Service, *, auth_on: bool) -> None:
 
             def load() -> None:
                 filters = {f: (boxes[f].value or None) for f in FILTERS}
+                skipped = SkippedLines()
                 total, page = service.explore(list(chosen.value or []), filters=filters, sort=sort.value,
                                               descending=bool(descending.value), offset=state["offset"],
-                                              limit=EXPLORER_PAGE)
+                                              limit=EXPLORER_PAGE, skipped=skipped)
                 table.rows = [{"key": f"{r['run']}:{r['execution_id']}:{r.get('record_index')}",
                                **{c: _cell(r.get(c)) for c in COLUMNS}} for r in page]
                 table.update()
                 last = min(state["offset"] + EXPLORER_PAGE, total)
-                summary.text = f"{state['offset'] + 1 if total else 0}-{last} of {total} records"
+                summary.text = f"{state['offset'] + 1 if total else 0}-{last} of {total} records" + (
+                    f" ({skipped.count} unreadable line(s) left out: {skipped.message()})" if skipped else "")
 
             def move(step: int) -> None:
                 state["offset"] = max(0, state["offset"] + step * EXPLORER_PAGE)
