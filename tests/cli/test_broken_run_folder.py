@@ -341,6 +341,24 @@ def test_a_damaged_summary(ws: Path, bw: Runner, content: bytes) -> None:
     clean_ok(bw("report", "damaged", cwd=ws))
 
 
+def test_a_sample_printing_what_utf8_cannot_hold_does_not_stop_the_run(tmp_path: Path, bw: Runner) -> None:
+    """A lone surrogate in a sample's output and error (Python passes them through): the run
+    finishes, the record holds U+FFFD, every reader reads it."""
+    ws = _workspace(tmp_path)
+    source = ws / "tasks" / "small.yaml"
+    source.write_text(source.read_text().replace(
+        "def f(a, b):\n            return a - b",
+        "def f(a, b):\n            print(\"\\ud800 out\")\n            raise ValueError(\"\\udc80\")", 1))
+    proc = bw("run", "configs/c.yaml", "--run-id", "odd", cwd=ws)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    records = read_jsonl(ws / "results" / "odd" / "records.jsonl")
+    odd = [r for r in records if r["task"] == "t0" and r["test_case"]]
+    assert odd and all("\ufffd" in (r["output"] or "") + (r["error"] or "") for r in odd)
+    assert all(r["outcome"] == "error" for r in odd)
+    clean_ok(bw("export", "odd", "--format", "junit", cwd=ws))
+
+
 def test_an_unexpected_error_is_a_harness_failure_not_a_missed_threshold(
         ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Whatever escapes (a bug): exit 3, one line saying so and how to see the traceback."""

@@ -217,3 +217,36 @@ def test_a_damaged_yaml_file_is_an_infra_error_naming_it(folder: RunFolder, name
 
 def test_read_lines_of_a_missing_file_is_empty(tmp_path: Path) -> None:
     assert list(read_lines(tmp_path / "nope.jsonl", json.loads)) == []
+
+
+def test_a_doubled_or_reordered_block_is_not_whole_and_runs_again(folder: RunFolder) -> None:
+    lines = lines_of(folder)
+    lines.insert(4, lines[4])  # b's second record twice
+    lines[7], lines[8] = lines[8], lines[7]  # c's two records swapped
+    write_lines(folder, lines)
+    assert folder.scan().damaged() == {"b", "c"}
+    assert folder.repair() == {"a": "pass"}
+
+
+def test_a_hostile_record_count_costs_nothing(folder: RunFolder) -> None:
+    record = records("z", "pass", 1)[0]
+    record.record_index, record.record_count = 10**12, 10**12 + 1
+    with (folder.path / RECORDS_FILE).open("ab") as f:
+        f.write(record.model_dump_json().encode() + b"\n")
+    assert "z" in folder.scan().damaged()
+    assert folder.repair() == {"a": "pass", "b": "fail", "c": "pass"}
+
+
+def test_a_string_utf8_cannot_hold_is_written_with_a_replacement_not_a_crash(tmp_path: Path) -> None:
+    folder = RunFolder.create(tmp_path / "r1", {"run_id": "r1", "config": {}})
+    [record] = records("s", "fail", 1)
+    record.output, record.details = "printed \ud800 here", {"why \udc80": ["\udfff"]}
+    folder.append_records([record])
+    gen = generation("s")
+    gen.raw = "answer \ud83d"
+    folder.append_generation(gen)
+    skipped = SkippedLines()
+    [back] = folder.records(skipped)
+    assert back.output == "printed \ufffd\ufffd\ufffd here" and not skipped
+    assert back.details == {"why \ufffd\ufffd\ufffd": ["\ufffd\ufffd\ufffd"]}
+    assert folder.generations()["s"].raw == "answer \ufffd\ufffd\ufffd"

@@ -89,3 +89,7 @@ def test_the_run_page_shows_the_skipped_lines(workspace: Path, runs: dict[str, i
             "document.querySelector('[data-testid=explorer-count]')?.innerText.includes('unreadable')",
             timeout=60_000)
         assert json.dumps(runs["line"]) in page.inner_text("[data-testid=explorer-count]")
+        for run, file in (("bad-summary", "summary.yaml"), ("bad-status", "status.yaml")):
+            page.goto(f"{base}/ui/run/{run}")
+            said = page.wait_for_selector("[data-testid=problem]", timeout=60_000)
+            assert said is not None and f"results/{run}/{file}" in said.inner_text()

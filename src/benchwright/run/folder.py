@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from benchwright import yamldoc
 from benchwright.errors import InfraError, InputError, UserError
@@ -37,9 +38,6 @@ could not be read, as they were (a line too long to keep is left out)."""
 
 parse_record = model_parser(Record, "record")
 parse_generation = model_parser(Generation, "generation")
-
-MAX_RECORDS_PER_SAMPLE = 1_000_000
-"""A block claiming more records than this is damaged (its index mask stays small)."""
 
 
 class ManifestSource(BaseModel):
@@ -64,6 +62,25 @@ class Manifest(BaseModel):
         default_factory=dict, description="Per agent scenario, the scorers frozen at the start.")
 
 
+def _json(model: BaseModel) -> str:
+    """``model`` as one JSON line. A string that UTF-8 cannot hold (a lone surrogate, which a
+    sample can print) has it replaced by U+FFFD: what a sample prints never stops the writer."""
+    try:
+        return model.model_dump_json()
+    except PydanticSerializationError:
+        return type(model).model_validate(_scrub(model.model_dump())).model_dump_json()
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(v) for v in value]
+    return value
+
+
 def _append(path: Path, lines: list[str]) -> None:
     data = "".join(line + "\n" for line in lines).encode()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -78,24 +95,22 @@ def _append(path: Path, lines: list[str]) -> None:
 
 @dataclass(slots=True)
 class _Block:
-    """What a scan keeps of one sample's records: a few numbers, never the records."""
+    """What a scan keeps of one sample's records: a few numbers, never the records. A block is
+    whole when its records come in one piece, ``record_index`` 0, 1, ... up to its count (one
+    ``write`` per sample puts them so; a repair keeps them so)."""
 
     seen: int
     expected: int
-    indexes: int
-    """A bit per ``record_index`` seen."""
     outcome: str
     broken: bool = False
 
     def add(self, index: int) -> None:
-        self.seen += 1
-        bit = 1 << index if 0 <= index < self.expected else 0
-        if not bit or self.indexes & bit:
+        if index != self.seen:
             self.broken = True
-        self.indexes |= bit
+        self.seen += 1
 
     def whole(self) -> bool:
-        return not self.broken and self.seen == self.expected and self.indexes == (1 << self.expected) - 1
+        return not self.broken and self.seen == self.expected
 
 
 @dataclass
@@ -110,9 +125,8 @@ class RecordsScan:
     def add(self, r: Record) -> None:
         block = self.blocks.get(r.execution_id)
         if block is None:
-            expected = r.record_count if 0 < r.record_count <= MAX_RECORDS_PER_SAMPLE else 0
-            block = self.blocks[r.execution_id] = _Block(0, expected, 0, r.outcome or "",
-                                                         broken=expected == 0)
+            block = self.blocks[r.execution_id] = _Block(0, r.record_count, r.outcome or "",
+                                                         broken=r.record_count < 1)
         block.add(r.record_index)
 
     def whole(self) -> dict[str, str]:
@@ -125,9 +139,9 @@ class RecordsScan:
 
 
 def _rewrite(path: Path, keep: Callable[[Any], bool], parse: Callable[[str], Any]) -> None:
-    """Rewrite ``path`` with the readable lines ``keep`` accepts; its unreadable lines go to
-    ``<path>.unreadable``. In two files written whole and then renamed: a kill during the
-    rewrite leaves the old file."""
+    """Rewrite ``path`` with the readable lines ``keep`` accepts; its unreadable lines are added
+    to ``<path>.unreadable``. The new file is written whole, then renamed over the old one: a
+    kill during the rewrite leaves the old file (and at worst those lines twice aside)."""
     tmp = path.with_name(path.name + ".repair")
     aside = path.with_name(path.name + UNREADABLE_SUFFIX)
     spare: IO[bytes] | None = None
@@ -229,12 +243,12 @@ class RunFolder:
 
     # -- appending -------------------------------------------------------------------------
     def append_generation(self, gen: Generation) -> None:
-        _append(self.path / GENERATIONS_FILE, [gen.model_dump_json()])
+        _append(self.path / GENERATIONS_FILE, [_json(gen)])
 
     def append_records(self, records: list[Record]) -> None:
         for i, r in enumerate(records):
             r.record_index, r.record_count = i, len(records)
-        _append(self.path / RECORDS_FILE, [r.model_dump_json() for r in records])
+        _append(self.path / RECORDS_FILE, [_json(r) for r in records])
 
     # -- reading ---------------------------------------------------------------------------
     def generations(self, only: set[str] | None = None,

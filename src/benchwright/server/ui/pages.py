@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchwright.errors import InputError, UserError
+from benchwright.errors import InfraError, InputError, UserError
 from benchwright.results.report import format_value, gate_rows, rows
 from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
@@ -169,6 +169,8 @@ def register(service: Service, *, auth_on: bool) -> None:
                 progress.clear()
                 with progress:
                     ui.label(f"state: {st['state']}").props('data-testid="run-state"')
+                    if st["state"] == "damaged":
+                        problem(str(st["status"].get("error")))
                     for name, c in (st["status"].get("taskSourceStatuses") or {}).items():
                         done = c.get("completed", 0) + c.get("error", 0)
                         total = max(c.get("total", 0), 1)
@@ -178,7 +180,10 @@ def register(service: Service, *, auth_on: bool) -> None:
                     seen["state"] = st["state"]
                     results.clear()
                     with results:
-                        _results(run_id)
+                        try:
+                            _results(run_id)
+                        except InfraError as e:  # a damaged run folder: say which file
+                            problem(service.shown(e))
                     timer.deactivate()
                 seen["state"] = st["state"]
 
@@ -293,7 +298,11 @@ def register(service: Service, *, auth_on: bool) -> None:
                     f"/compare?a={first.value}&b={second.value}")).props('data-testid="compare"')
             if not (a and b):
                 return
-            result = service.compare(a, b)
+            try:
+                result = service.compare(a, b)
+            except InfraError as e:
+                problem(service.shown(e))
+                return
             columns = [{"name": c, "label": c, "field": c, "align": "left"}
                        for c in ("model", "criterion", "unit", "a", "b", "delta", "change")]
             ui.table(columns=columns, row_key="key", rows=[
