@@ -280,11 +280,11 @@ class Service:
         wanted = {k: v for k, v in filters.items() if v is not None}
         total = 0
         page: list[dict[str, Any]] = []
-        for rec in self._iter_records(run_id, skipped):
-            if any(str(rec.get(k)) != v for k, v in wanted.items()):
+        for rec in self.folder(run_id).records(skipped):
+            if any(str(getattr(rec, k, None)) != v for k, v in wanted.items()):
                 continue
             if offset <= total < offset + limit:
-                page.append(rec)
+                page.append(rec.model_dump(mode="json"))
             total += 1
         return total, page
 
