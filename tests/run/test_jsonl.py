@@ -95,7 +95,7 @@ def test_a_torn_last_line_is_skipped_and_counted(folder: RunFolder) -> None:
     assert bad.line == 9 and bad.reason.startswith("torn") and bad.execution_id == "d"
 
 
-def test_a_line_over_the_cap_is_skipped_in_bounded_memory(folder: RunFolder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_line_over_the_cap_is_skipped_chunk_by_chunk(folder: RunFolder, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 1000)
     monkeypatch.setattr(jsonl, "_CHUNK", 100)
     lines = lines_of(folder)
