@@ -262,3 +262,27 @@ def test_a_folder_in_place_of_the_file_is_a_clear_user_error(tmp_path: Path) -> 
     with pytest.raises(UserError) as info:
         GenerationCache(path)
     assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("damage", [
+    "text = CAST(X'68FF69' AS TEXT)",              # an answer that is not UTF-8
+    "text = X'6869'",                               # an answer that is not text (a blob)
+    "tokens_in = 'many'",                           # a count that is not a number
+    "tool_calls = CAST(X'5B7B22FF' AS TEXT)",       # tool calls that are not UTF-8
+    "answer_model = X'00FF'",                       # a name stored as bytes
+])
+def test_a_damaged_entry_is_a_miss_and_the_answer_asked_again_replaces_it(
+        cache: GenerationCache, damage: str) -> None:
+    cache.put("k", "openai", "gpt-4o", answer("first"))
+    cache.put("other", "openai", "gpt-4o", answer("kept"))
+    with sqlite3.connect(cache.path) as conn:
+        conn.execute(f"UPDATE generations SET {damage} WHERE key = 'k'")
+    assert cache.get("k") is None
+    kept = cache.get("other")
+    assert kept is not None and dataclasses.replace(kept, created="") == dataclasses.replace(
+        answer("kept"), created="")
+    stats = cache.stats()  # the damaged row is still counted, its names shown as best they can be
+    assert stats.entries == 2
+    cache.put("k", "openai", "gpt-4o", answer("again"))
+    again = cache.get("k")
+    assert again is not None and again.text == "again"

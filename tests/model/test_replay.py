@@ -165,6 +165,23 @@ def test_preflight_names_a_malformed_line(tmp_path: Path) -> None:
     assert answer(p, req("add", "m")).text == "x"
 
 
+@pytest.mark.parametrize(("line", "reason"), [
+    (b'{"task": "caf\xe9"}\n', "not UTF-8"),
+    (b"[1, 2]\n", "expected a generation object"),
+    (b'{"task_source": "s", "task": 3, "language": "python", "model": "m"}\n', "no task"),
+])
+def test_preflight_names_a_line_that_is_not_utf8_or_not_a_generation(tmp_path: Path, line: bytes,
+                                                                      reason: str) -> None:
+    path = tmp_path / "generations.jsonl"
+    path.write_bytes(json.dumps(gen("add", "m", "x")).encode() + b"\n" + line
+                     + json.dumps(gen("b", "m", "y")).encode() + b"\n")
+    problems = asyncio.run(provider(path).preflight())
+    assert len(problems) == 1 and f"{path}:2: " in problems[0] and reason in problems[0], problems
+    with pytest.raises(ProviderError) as info:  # a run that skipped preflight still fails cleanly
+        answer(provider(path), req("add", "m"))
+    assert f"{path}:2" in str(info.value) and info.value.retryable is False
+
+
 def test_rescore_a_real_run_through_the_cli(tmp_path: Path) -> None:
     """Run the reference model, then re-score its generations with replay: same answers."""
     ws = tmp_path / "ws"

@@ -58,12 +58,20 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+DEBUG_ENV = "BENCHWRIGHT_DEBUG"
+"""Set to 1 for the traceback of an unexpected error (as ``--debug``)."""
+_debug = {"on": False}
+
+
 @app.callback()
 def _main(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="On an unexpected error, print its traceback "
+                                        f"(also with {DEBUG_ENV}=1).")] = False,
 ) -> None:
     """benchwright: every test case, every metric, several models per run."""
+    _debug["on"] = debug
 
 
 @app.command()
@@ -263,20 +271,34 @@ def status(
     if not runs:
         out.print(f"no runs in {ws.results}")
         return
+    from rich.markup import escape
     from rich.table import Table
+
+    from benchwright.errors import InfraError
 
     table = Table("run", "state", "samples done", "errors")
     for p in runs:
-        st = RunFolder(p.parent).status()
-        srcs = (st.get("taskSourceStatuses") or {}).values()
-        total = sum(s.get("total", 0) for s in srcs)
-        done = sum(s.get("completed", 0) + s.get("error", 0) for s in srcs)
-        errors = sum(s.get("error", 0) for s in srcs)
+        try:
+            st = RunFolder(p.parent).status()
+            srcs = [s for s in (st.get("taskSourceStatuses") or {}).values() if isinstance(s, dict)]
+            total = sum(_count(s, "total") for s in srcs)
+            done = sum(_count(s, "completed") + _count(s, "error") for s in srcs)
+            errors = sum(_count(s, "error") for s in srcs)
+        except InfraError as e:
+            _warn(str(e))
+            table.add_row(escape(p.parent.name), "damaged (see the warning)", "?", "?")
+            continue
         state = str(st.get("state", "?"))
         if state == "running" and not _alive(st):
             state = "stopped (resume with --resume)"
-        table.add_row(p.parent.name, state, f"{done}/{total}", str(errors))
+        table.add_row(escape(p.parent.name), escape(state), f"{done}/{total}", str(errors))
     out.print(table)
+
+
+def _count(source: dict[str, Any], key: str) -> int:
+    """A count of ``status.yaml``; anything but a whole number counts as 0."""
+    value = source.get(key, 0)
+    return value if isinstance(value, int) else 0
 
 
 def _alive(status: dict[str, Any]) -> bool:
@@ -297,14 +319,24 @@ def _alive(status: dict[str, Any]) -> bool:
 
 
 def _summary(ws: Workspace, run_id: str) -> tuple[Any, dict[str, Any]]:
-    from benchwright.results.summary import summarize
+    from benchwright.results.export import folder_summary
     from benchwright.run.folder import RunFolder
 
     folder = RunFolder(ws.run_dir(run_id))
-    summary = folder.summary()
-    if summary is None:  # an unfinished run: summarise what is there
-        summary = summarize(folder.records(), folder.run_id)
+    summary = folder_summary(folder)  # an unfinished run: summarised from what is there
+    if summary.get("skipped_lines"):
+        _warn_skipped(folder.path, summary["skipped_lines"])
     return folder, summary
+
+
+def _warn_skipped(folder: Path, skipped: Any) -> None:
+    """Warn about the lines of a run's files that could not be read, with their places."""
+    from benchwright.run.jsonl import SkippedLines
+
+    lines = skipped if isinstance(skipped, SkippedLines) else SkippedLines.model_validate(skipped)
+    if lines:
+        _warn(f"{lines.message(folder)}; the samples they belonged to are not scored "
+              f"(`benchwright run --resume {folder.name}` runs them again)")
 
 
 @app.command()
@@ -334,10 +366,13 @@ def export(
     """Export a run's records for CI and other tools."""
     from benchwright.results.export import export as do_export
     from benchwright.run.folder import RunFolder
+    from benchwright.run.jsonl import SkippedLines
     from benchwright.yamldoc import atomic_write
 
     folder = RunFolder(_ws(workspace).run_dir(run_id))
-    text = do_export(folder, fmt)
+    skipped = SkippedLines()
+    text = do_export(folder, fmt, skipped)
+    _warn_skipped(folder.path, skipped)
     if output is None:
         sys.stdout.write(text)
     else:
@@ -358,7 +393,10 @@ def compare(
     from benchwright.run.folder import RunFolder
 
     ws = _ws(workspace)
-    result = do_compare(RunFolder(ws.run_dir(run_a)), RunFolder(ws.run_dir(run_b)))
+    folders = {"a": RunFolder(ws.run_dir(run_a)), "b": RunFolder(ws.run_dir(run_b))}
+    result = do_compare(folders["a"], folders["b"])
+    for side, skipped in result.skipped_lines.items():
+        _warn_skipped(folders[side].path, skipped)
     if fmt == "table":
         for part in compare_renderables(result):
             out.print(part)
@@ -487,7 +525,8 @@ def _write_source(source: Any, output: Path) -> None:
 
 
 def main() -> None:
-    """Entry point: user-fixable errors print without a traceback and exit 2."""
+    """Entry point: user-fixable errors print without a traceback and exit 2; a failure of the
+    harness, expected or not, exits 3 (never 1, which means a threshold was missed)."""
     try:
         app()
     except (InputError, UserError, MissingDependency) as e:
@@ -503,6 +542,16 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted; finish with 'benchwright run --resume RUN_ID'")
         sys.exit(130)
+    except Exception as e:  # a bug, or something nobody foresaw: the harness failed
+        if _debug["on"] or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            import traceback
+
+            traceback.print_exc()
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        err.print(f"error: benchwright failed unexpectedly ({type(e).__name__}: {first}); "
+                  f"run the command again with --debug (or {DEBUG_ENV}=1) to see where",
+                  markup=False, highlight=False)
+        sys.exit(3)
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

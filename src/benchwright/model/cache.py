@@ -55,6 +55,11 @@ CREATE INDEX IF NOT EXISTS generations_provider_model ON generations (provider, 
 """
 _COLUMNS = ("text, tokens_in, tokens_out, tokens_estimated, finish_reason, cost_usd, "
             "answer_model, latency_ms, created, tool_calls")
+_TEXT_COLUMNS = ("text", "finish_reason", "answer_model", "created", "tool_calls")
+_READ = ", ".join(f"CASE typeof({c}) WHEN 'text' THEN CAST({c} AS BLOB) WHEN 'null' THEN NULL "
+                  f"ELSE typeof({c}) END" if c in _TEXT_COLUMNS else c for c in _COLUMNS.split(", "))
+"""The columns of :data:`_COLUMNS` with TEXT read as bytes, so :func:`_answer` checks them (any
+other type in a TEXT column reads as its type's name, a str, which :func:`_answer` refuses)."""
 
 
 class AnswerCache(Protocol):
@@ -135,6 +140,43 @@ def _load_calls(raw: object) -> tuple[ToolCall, ...] | None:
         return tuple(ToolCall(id=str(i["id"]), name=str(i["name"]), arguments=str(i["arguments"]))
                      for i in items)
     except (ValueError, TypeError, KeyError):
+        return None
+
+
+def _text(value: object, optional: bool = True) -> str | None:
+    """A TEXT column read as bytes: its UTF-8 text; a ValueError for anything else."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, bytes):
+        raise ValueError("not text")
+    return value.decode("utf-8")
+
+
+def _whole(value: object) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise ValueError("not a whole number")
+
+
+def _real(value: object) -> float | None:
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return None if value is None else float(value)
+    raise ValueError("not a number")
+
+
+def _answer(row: tuple[object, ...]) -> CachedAnswer | None:
+    """A row of :data:`_COLUMNS` (TEXT read as bytes) as an answer; None when it is damaged."""
+    try:
+        calls = _load_calls(_text(row[9]))
+        text = _text(row[0], optional=False)
+        if calls is None or text is None:
+            return None
+        return CachedAnswer(
+            text=text, tokens_in=_whole(row[1]), tokens_out=_whole(row[2]),
+            tokens_estimated=bool(_whole(row[3])), finish_reason=_text(row[4]), cost_usd=_real(row[5]),
+            model=_text(row[6]), latency_ms=_real(row[7]), created=_text(row[8]) or now_iso(),
+            tool_calls=calls)
+    except ValueError:  # UnicodeDecodeError included
         return None
 
 
@@ -254,6 +296,8 @@ class GenerationCache:
         # no read-then-write upgrade that could fail without waiting for busy_timeout.
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                check_same_thread=False)
+        # a damaged name in a row shows with U+FFFD in stats; answers are checked by _answer
+        conn.text_factory = lambda b: b.decode("utf-8", errors="replace")
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA synchronous=NORMAL")  # safe with WAL; commits need no fsync
@@ -287,17 +331,15 @@ class GenerationCache:
     # API -----------------------------------------------------------------------------------
 
     def get(self, key: str) -> CachedAnswer | None:
+        """The answer stored under ``key``; None when there is none, or when the stored row
+        cannot be read (text that is not UTF-8, a value of the wrong type): a damaged entry is a
+        miss, and the answer asked again replaces it."""
         with self._guard():
             row = self._conn().execute(
-                f"SELECT {_COLUMNS} FROM generations WHERE key = ?", (key,)).fetchone()
-        calls = _load_calls(row[9]) if row is not None else None
-        if row is None or calls is None:
+                f"SELECT {_READ} FROM generations WHERE key = ?", (key,)).fetchone()
+        if row is None:
             return None
-        return CachedAnswer(
-            text=row[0], tokens_in=row[1], tokens_out=row[2], tokens_estimated=bool(row[3]),
-            finish_reason=row[4], cost_usd=row[5], model=row[6], latency_ms=row[7], created=row[8],
-            tool_calls=calls,
-        )
+        return _answer(row)
 
     def put(self, key: str, provider: str, model: str, entry: CachedAnswer) -> None:
         """Store ``entry`` under ``key`` (replacing any), filed under ``provider`` and ``model``

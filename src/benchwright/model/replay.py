@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from benchwright.config.settings import ProviderSettings
-from benchwright.errors import UserError
+from benchwright.errors import InfraError, UserError
 from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
+from benchwright.run.jsonl import SkippedLines, read_lines
 
 GENERATIONS_FILE = "generations.jsonl"
 ANY_MODEL = ("", "*")
@@ -67,56 +68,73 @@ def resolve_path(value: str | Path, cwd: Path | None = None) -> Path:
     return first if first.suffix == ".jsonl" else first / GENERATIONS_FILE
 
 
+def _generation(text: str) -> dict[str, Any]:
+    """One line of a generations file as a dict with the keys replay needs, else a ValueError."""
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON ({e.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError("expected a generation object")
+    missing = [k for k in ("task_source", "task", "language", "model") if not isinstance(data.get(k), str)]
+    if missing:
+        raise ValueError(f"not a generation record (no {', '.join(missing)})")
+    return data
+
+
 def load(path: Path) -> list[Recorded]:
-    """The answered generations of ``path``, in file order.
+    """The answered generations of ``path``, in file order; a torn last line (a run killed
+    mid-write) is skipped, as resume does.
 
     Raises:
         UserError: the file is missing, unreadable or has a malformed line (named).
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"replay: no generations file at {path}") from None
-    except OSError as e:
-        raise UserError(f"replay: cannot read {path}: {e}") from None
+    if not path.is_file():
+        raise UserError(f"replay: no generations file at {path}")
+    skipped = SkippedLines()
     out: list[Recorded] = []
-    for no, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            data: Any = json.loads(line)
-        except json.JSONDecodeError as e:
-            # a run killed mid-write leaves a partial last line: skip it, as resume does
-            if no == len(text.splitlines()) and not text.endswith("\n"):
+    try:
+        for no, _, data in read_lines(path, _generation, skipped, follow=True):
+            raw = data.get("raw")
+            if data.get("error") is not None or not isinstance(raw, str):
                 continue
-            raise UserError(f"replay: {path}:{no}: not JSON ({e.msg})") from None
-        if not isinstance(data, dict):
-            raise UserError(f"replay: {path}:{no}: expected a generation object")
-        missing = [k for k in ("task_source", "task", "language", "model") if not isinstance(data.get(k), str)]
-        if missing:
-            raise UserError(f"replay: {path}:{no}: not a generation record (no {', '.join(missing)})")
-        raw = data.get("raw")
-        if data.get("error") is not None or not isinstance(raw, str):
-            continue
-        sample = data.get("sample", 0)
-        out.append(Recorded(
-            task=f"{data['task_source']}/{data['task']}",
-            language=data["language"],
-            sample=sample if isinstance(sample, int) else 0,
-            model=data["model"],
-            prompt=data.get("prompt") or "",
-            answer=Answer(
-                text=raw,
-                tokens_in=data.get("tokens_in"),
-                tokens_out=data.get("tokens_out"),
-                tokens_estimated=bool(data.get("tokens_estimated", False)),
-                finish_reason=data.get("finish_reason"),
-                cost_usd=data.get("cost_usd"),
+            sample = data.get("sample", 0)
+            out.append(Recorded(
+                task=f"{data['task_source']}/{data['task']}",
+                language=data["language"],
+                sample=sample if isinstance(sample, int) else 0,
                 model=data["model"],
-            ),
-            line=no,
-        ))
+                prompt=str(data.get("prompt") or ""),
+                answer=Answer(
+                    text=raw,
+                    tokens_in=_count(data.get("tokens_in")),
+                    tokens_out=_count(data.get("tokens_out")),
+                    tokens_estimated=bool(data.get("tokens_estimated", False)),
+                    finish_reason=_text(data.get("finish_reason")),
+                    cost_usd=_number(data.get("cost_usd")),
+                    model=data["model"],
+                ),
+                line=no,
+            ))
+    except (OSError, InfraError) as e:
+        raise UserError(f"replay: cannot read {path}: {e}") from None
+    bad = [b for b in skipped.lines if not b.reason.startswith("torn")]
+    if bad:
+        raise UserError(f"replay: {path}:{bad[0].line}: {bad[0].reason} "
+                        f"({skipped.count} unreadable line(s) in all)")
     return out
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 class ReplayProvider(Provider):

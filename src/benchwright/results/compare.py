@@ -17,6 +17,7 @@ Two parts:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ from rich.text import Text
 
 from benchwright.errors import UserError
 from benchwright.results.export import folder_summary
+from benchwright.results.record import Record
 from benchwright.results.report import (
     NONE,
     Row,
@@ -37,6 +39,7 @@ from benchwright.results.report import (
 )
 from benchwright.results.summary import higher_is_better
 from benchwright.run.folder import RunFolder
+from benchwright.run.jsonl import SkippedLines
 
 FORMATS = ("table", "json", "markdown")
 
@@ -95,6 +98,10 @@ class ComparisonResult:
     tasks_compared: int = 0
     tasks_only_a: int = 0
     tasks_only_b: int = 0
+    skipped_lines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per run (``a``, ``b``) whose files had lines that could not be read: those lines
+    (:class:`~benchwright.run.jsonl.SkippedLines`). The samples they leave incomplete are not
+    scored and so never flip."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -139,11 +146,18 @@ def _delta(model: str, key: str, ra: Row | None, rb: Row | None, presence: Prese
     )
 
 
-def _pass_fractions(folder: RunFolder) -> dict[TaskKey, tuple[int, int]]:
-    """(passing samples, scored samples) per task, from the sample-level unit-test records."""
+def _pass_fractions(folder: RunFolder, skipped: SkippedLines) -> dict[TaskKey, tuple[int, int]]:
+    """(passing samples, scored samples) per task, from the sample-level unit-test records;
+    samples with records that could not be read are left out (lines added to ``skipped``)."""
+    out = _fractions(folder.records(skipped), set())
+    return _fractions(folder.records(), folder.scan().damaged()) if skipped else out
+
+
+def _fractions(records: Iterable[Record], damaged: set[str]) -> dict[TaskKey, tuple[int, int]]:
     out: dict[TaskKey, tuple[int, int]] = {}
-    for r in folder.records():
-        if r.criterion != "unit-test" or r.test_case is not None or r.outcome == "infra_error":
+    for r in records:
+        if (r.criterion != "unit-test" or r.test_case is not None or r.outcome == "infra_error"
+                or r.execution_id in damaged):
             continue
         key = (r.task_source, r.task, r.language, r.model)
         passed, total = out.get(key, (0, 0))
@@ -175,7 +189,14 @@ def compare(a: RunFolder, b: RunFolder) -> ComparisonResult:
                 continue
             result.deltas.append(_delta(model, key, ra, rb, presence))
 
-    fa, fb = _pass_fractions(a), _pass_fractions(b)
+    skipped = {"a": SkippedLines(), "b": SkippedLines()}
+    fa, fb = _pass_fractions(a, skipped["a"]), _pass_fractions(b, skipped["b"])
+    for side, summary in (("a", sa), ("b", sb)):
+        lines = skipped[side]
+        if not lines and summary.get("skipped_lines"):
+            lines = SkippedLines.model_validate(summary["skipped_lines"])
+        if lines:
+            result.skipped_lines[side] = lines.model_dump(mode="json", exclude_none=True)
     both = [k for k in fa if k in fb and fa[k][1] and fb[k][1]]
     result.tasks_compared = len(both)
     result.tasks_only_a = sum(1 for k in fa if k not in both)
@@ -278,6 +299,17 @@ def compare_renderables(result: ComparisonResult) -> list[RenderableType]:
     out: list[RenderableType] = [compare_table(result), Text(_summary_line(result), style="bold")]
     if result.regressions or result.fixes:
         out.append(flips_table(result))
+    out += [Text(n, style="yellow") for n in skipped_notes(result)]
+    return out
+
+
+def skipped_notes(result: ComparisonResult) -> list[str]:
+    """A line per run with lines that could not be read, naming the first places."""
+    out = []
+    for side, data in result.skipped_lines.items():
+        run = result.run_a if side == "a" else result.run_b
+        out.append(f"run {side.upper()} ({run}): {SkippedLines.model_validate(data).message()}; "
+                   "the samples they belonged to are not scored")
     return out
 
 
@@ -295,6 +327,9 @@ def compare_markdown(result: ComparisonResult) -> str:
         lines.append(_md(FLIP_HEADER))
         lines.append(_md(["---"] * len(FLIP_HEADER)))
         lines += [_md(_flip_cells(f)) for f in [*result.regressions, *result.fixes]]
+    notes = skipped_notes(result)
+    if notes:
+        lines += ["", *[f"> {n}  " for n in notes]]
     return "\n".join(lines) + "\n"
 
 

@@ -11,6 +11,12 @@
 * ``csv``: every record, one row each; the SPEC section 7 keys first, then the others;
   ``details`` (and any other nested value) JSON-encoded.
 * ``markdown``: the same as ``benchwright report --format markdown``.
+
+Lines of ``records.jsonl`` that cannot be read are skipped and added to the ``skipped``
+argument (the CLI warns with each place). ``json`` carries them under ``skipped_lines``;
+``junit`` reports a sample with records missing as one ``unreadable [sample n]`` case holding
+``<error type="unreadable">`` (not its partial test cases), and the lines themselves as an
+``unreadable lines`` case of a ``(unreadable)`` suite, so CI sees the damage.
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ from typing import Any
 from benchwright.errors import UserError
 from benchwright.results.record import Record
 from benchwright.results.report import report_text
-from benchwright.results.summary import summarize
-from benchwright.run.folder import RunFolder
+from benchwright.results.summary import summarize_folder
+from benchwright.run.folder import RECORDS_FILE, RecordsScan, RunFolder
+from benchwright.run.jsonl import SkippedLines
 
 FORMATS = ("json", "csv", "junit", "markdown")
 
@@ -42,41 +49,45 @@ _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]
 
 
 def folder_summary(folder: RunFolder) -> dict[str, Any]:
-    """``summary.yaml``, or (for a run that never finished) one computed from its records."""
+    """``summary.yaml``, or (for a run that never finished) one computed from its records,
+    with the lines it could not read under ``skipped_lines``."""
     summary = folder.summary()
     if summary is not None:
         return summary
-    thresholds: dict[str, float] | None = None
-    try:
-        config = folder.manifest().get("config") or {}
-        thresholds = config.get("thresholds") or None
-    except UserError:
-        pass
-    return summarize(folder.records(), folder.run_id, thresholds)
+    config = folder.manifest().get("config")
+    thresholds = config.get("thresholds") if isinstance(config, dict) else None
+    return summarize_folder(folder, thresholds if isinstance(thresholds, dict) and thresholds else None)
 
 
-def export(folder: RunFolder, fmt: str) -> str:
-    """The run in ``fmt`` (one of :data:`FORMATS`); a :class:`UserError` for any other."""
+def export(folder: RunFolder, fmt: str, skipped: SkippedLines | None = None) -> str:
+    """The run in ``fmt`` (one of :data:`FORMATS`); a :class:`UserError` for any other. The
+    lines of ``records.jsonl`` that could not be read are added to ``skipped``."""
+    skipped = skipped if skipped is not None else SkippedLines()
     if fmt == "junit":
-        return export_junit(folder)
+        return export_junit(folder, skipped)
     if fmt == "json":
-        return export_json(folder)
+        return export_json(folder, skipped)
     if fmt == "csv":
-        return export_csv(folder)
+        return export_csv(folder, skipped)
     if fmt == "markdown":
-        return report_text(folder_summary(folder), "markdown")
+        summary = folder_summary(folder)
+        skipped.extend(SkippedLines.model_validate(summary.get("skipped_lines") or {}))
+        return report_text(summary, "markdown")
     raise UserError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
 
 
 # -- json --------------------------------------------------------------------------------------
 
 
-def export_json(folder: RunFolder) -> str:
-    doc = {
+def export_json(folder: RunFolder, skipped: SkippedLines | None = None) -> str:
+    skipped = skipped if skipped is not None else SkippedLines()
+    doc: dict[str, Any] = {
         "run": folder.manifest(),
         "summary": folder_summary(folder),
-        "records": [r.model_dump(mode="json") for r in folder.records()],
+        "records": [r.model_dump(mode="json") for r in folder.records(skipped)],
     }
+    if skipped:
+        doc["skipped_lines"] = skipped.model_dump(mode="json", exclude_none=True)
     return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
@@ -93,8 +104,8 @@ def _csv_cell(value: Any) -> str:
     return str(value)
 
 
-def export_csv(folder: RunFolder) -> str:
-    records = [r.model_dump(mode="json") for r in folder.records()]
+def export_csv(folder: RunFolder, skipped: SkippedLines | None = None) -> str:
+    records = [r.model_dump(mode="json") for r in folder.records(skipped)]
     columns = list(SPEC_KEYS)
     columns += [k for k in Record.model_fields if k not in columns]
     extra = sorted({k for r in records for k in r} - set(columns))
@@ -201,10 +212,27 @@ def _sample(suite: _Suite, classname: str, sample: int, records: list[Record]) -
         ET.SubElement(case, "error", message=_x(message), type=_x(outcome)).text = _x(r.output or "")
 
 
-def export_junit(folder: RunFolder) -> str:
+def _unreadable(suite: _Suite, classname: str, sample: int, skipped: SkippedLines) -> None:
+    """A sample some of whose records could not be read: one error, never a partial pass."""
+    case = suite.case(classname, f"unreadable [sample {sample}]", None)
+    suite.errors += 1
+    el = ET.SubElement(case, "error", message="records of this sample could not be read: not scored",
+                       type="unreadable")
+    el.text = _x(skipped.message())
+
+
+def export_junit(folder: RunFolder, skipped: SkippedLines | None = None) -> str:
+    skipped = skipped if skipped is not None else SkippedLines()
     samples: dict[str, list[Record]] = defaultdict(list)
-    for r in folder.records():
+    for r in folder.records(skipped):
         samples[r.execution_id].append(r)
+    damaged: set[str] = set()
+    if skipped:
+        scan = RecordsScan()
+        for records in samples.values():
+            for r in records:
+                scan.add(r)
+        damaged = scan.damaged() | {b.execution_id for b in skipped.lines if b.execution_id}
     suites: dict[tuple[str, str], _Suite] = {}
     ordered = sorted(samples.values(), key=lambda rs: (rs[0].model, rs[0].language, rs[0].task_source,
                                                        rs[0].task, rs[0].sample))
@@ -213,7 +241,16 @@ def export_junit(folder: RunFolder) -> str:
         key = (first.model, first.language)
         if key not in suites:
             suites[key] = _Suite(f"{first.model}/{first.language}")
-        _sample(suites[key], f"{first.task_source}.{first.task}", first.sample, records)
+        if first.execution_id in damaged:
+            _unreadable(suites[key], f"{first.task_source}.{first.task}", first.sample, skipped)
+        else:
+            _sample(suites[key], f"{first.task_source}.{first.task}", first.sample, records)
+    if skipped:
+        lost = suites[("", "")] = _Suite("(unreadable)")
+        case = lost.case(RECORDS_FILE, "unreadable lines", None)
+        lost.errors += 1
+        ET.SubElement(case, "error", message=_x(f"{skipped.count} line(s) could not be read"),
+                      type="unreadable").text = _x(skipped.message())
     root = ET.Element("testsuites", name=_x(folder.run_id))
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     time_ms = 0.0

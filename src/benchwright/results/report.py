@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchwright.errors import UserError
+from benchwright.run.jsonl import SkippedLines
 
 FORMATS = ("table", "json", "markdown", "csv")
 """Every format :func:`report_text` accepts (``table`` renders the rich tables as plain text)."""
@@ -212,6 +213,7 @@ def notes(summary: dict[str, Any]) -> list[str]:
     if infra:
         out.append(f"{infra} sample(s) ended in infra_error (harness, sandbox or provider failure): "
                    "not counted against any model; retry with `benchwright run --resume --retry-errors`")
+    out += skipped_line_notes(summary)
     out += unscored_notes(summary)
     out += energy_notes(summary)
     skipped = summary.get("skipped_criteria")
@@ -228,6 +230,27 @@ def notes(summary: dict[str, Any]) -> list[str]:
         out.append("isolation: none (no sandbox)")
     elif isolation:
         out.append(f"isolation: {isolation}")
+    return out
+
+
+def skipped_line_notes(summary: dict[str, Any]) -> list[str]:
+    """The lines of the run's files that could not be read (``summary.skipped_lines``), and the
+    samples they leave without a verdict."""
+    data = summary.get("skipped_lines")
+    if not isinstance(data, dict) or not data.get("count"):
+        return []
+    try:
+        out = [f"{MISSED} {SkippedLines.model_validate(data).message()}"]
+    except ValueError:
+        out = [f"{MISSED} {data['count']} line(s) of the run's files could not be read and were skipped"]
+    unreadable = {str(m): int((d or {}).get("unreadable", 0) or 0)
+                  for m, d in (summary.get("by_model") or {}).items() if (d or {}).get("unreadable")}
+    samples = data.get("samples")
+    if samples:
+        per = ", ".join(f"{m} {n}" for m, n in unreadable.items())
+        out.append(f"{MISSED} {samples} sample(s) have records missing and are not scored (counted as "
+                   f"infra_error{'; ' + per if per else ''}); `benchwright run --resume "
+                   f"{summary.get('run_id', 'RUN_ID')}` runs them again")
     return out
 
 

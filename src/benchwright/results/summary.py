@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from math import comb
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchwright.registry import registry
 from benchwright.results.record import Record
+
+if TYPE_CHECKING:
+    from benchwright.run.folder import RunFolder
 
 PASS_AT = (1, 5, 10, 100)
 
@@ -41,8 +44,21 @@ def higher_is_better(criterion: str) -> bool:
     return True
 
 
-def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, float] | None = None) -> dict[str, Any]:
-    """Aggregate sample-level records (those with no ``test_case``)."""
+def _ref(r: Record) -> dict[str, Any]:
+    return {"model": r.model, "task_source": r.task_source, "task": r.task, "language": r.language,
+            "sample": r.sample}
+
+
+def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, float] | None = None,
+              unreadable: Mapping[str, dict[str, Any] | None] | None = None) -> dict[str, Any]:
+    """Aggregate sample-level records (those with no ``test_case``).
+
+    ``unreadable``: samples some of whose records could not be read, by execution id, with
+    their model, task source, task, language and sample when known (else from their readable
+    records). Each is not scored: counted as ``infra_error`` and listed under its model's
+    ``unreadable_samples``; none of its records counts.
+    """
+    damaged: dict[str, dict[str, Any] | None] = dict(unreadable or {})
     outcomes: dict[str, dict[str, str]] = defaultdict(dict)  # model -> execution_id -> outcome
     groups: dict[str, dict[tuple[str, str, str], list[bool]]] = defaultdict(lambda: defaultdict(list))
     means: dict[str, dict[str, _Mean]] = defaultdict(lambda: defaultdict(_Mean))
@@ -60,6 +76,9 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
         k: defaultdict(lambda: defaultdict(lambda: defaultdict(_Mean))) for k in ("difficulty", "area", "language")
     }
     for r in records:
+        if r.execution_id in damaged:
+            damaged[r.execution_id] = damaged[r.execution_id] or _ref(r)
+            continue
         if r.execution_id not in outcomes[r.model]:
             outcome = r.outcome or "pass"  # a record written without an outcome had nothing fail
             outcomes[r.model][r.execution_id] = outcome
@@ -94,6 +113,11 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
         if r.criterion == "unit-test" and r.details and r.details.get("total"):
             test_ratio[r.model].add(r.details["passed"] / r.details["total"])
 
+    missing: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for eid, ref in damaged.items():
+        if ref:
+            outcomes[ref["model"]][eid] = "infra_error"
+            missing[ref["model"]].append({k: v for k, v in ref.items() if k != "model"})
     by_model: dict[str, Any] = {}
     for model in outcomes:
         counts = {k: 0 for k in ("pass", "fail", "error", "infra_error")}
@@ -129,6 +153,10 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
         }
         if judges[model]:
             by_model[model]["judge"] = judges[model]
+        if missing[model]:
+            by_model[model]["unreadable"] = len(missing[model])
+            by_model[model]["unreadable_samples"] = sorted(missing[model], key=lambda d: (
+                d["task_source"], d["task"], d["language"], d["sample"]))
     out: dict[str, Any] = {
         "run_id": run_id,
         "models": list(by_model),
@@ -143,6 +171,27 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     if thresholds:
         out["thresholds"] = check_thresholds(by_model, thresholds)
     return out
+
+
+def summarize_folder(folder: RunFolder, thresholds: dict[str, float] | None = None) -> dict[str, Any]:
+    """:func:`summarize` of a run folder's records. When lines cannot be read, the samples they
+    leave incomplete are not scored (see ``unreadable``) and the summary says so under
+    ``skipped_lines``; the folder is then read twice more (to find those samples), else once."""
+    from benchwright.run.jsonl import SkippedLines
+
+    skipped = SkippedLines()
+    summary = summarize(folder.records(skipped), folder.run_id, thresholds)
+    if not skipped:
+        return summary
+    damaged = folder.scan().damaged()
+    refs: dict[str, dict[str, Any] | None] = dict.fromkeys(damaged)
+    for eid, gen in folder.generations(only=damaged).items():
+        refs[eid] = {"model": gen.model, "task_source": gen.task_source, "task": gen.task,
+                     "language": gen.language, "sample": gen.sample}
+    summary = summarize(folder.records(), folder.run_id, thresholds, unreadable=refs)
+    skipped.samples = len(damaged)
+    summary["skipped_lines"] = skipped.model_dump(mode="json")
+    return summary
 
 
 def _judge_usage(total: dict[str, Any], judged: dict[str, Any]) -> None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from benchwright import __version__
 from benchwright.agents.plan import (
     AgentUnit,
@@ -30,7 +32,7 @@ from benchwright.config.model import ExecConfig
 from benchwright.config.settings import Settings
 from benchwright.criteria.base import wall_capped
 from benchwright.criteria.energy import run_meter
-from benchwright.errors import InputError, PluginNotFound, Problem, UserError
+from benchwright.errors import InfraError, InputError, PluginNotFound, Problem, UserError
 from benchwright.model import resolve as model_resolve
 from benchwright.model.base import Provider
 from benchwright.model.cache import CACHE_FILE, GenerationCache
@@ -38,10 +40,11 @@ from benchwright.model.engine import GenerationEngine
 from benchwright.model.judge import Judge
 from benchwright.registry import registry
 from benchwright.results.record import Generation, Record
-from benchwright.results.summary import summarize
+from benchwright.results.summary import summarize_folder
 from benchwright.run import timelimits
 from benchwright.run.executor import Executor, ExecutorOptions
-from benchwright.run.folder import RunFolder
+from benchwright.run.folder import UNREADABLE_SUFFIX, RunFolder
+from benchwright.run.jsonl import SkippedLines
 from benchwright.run.plan import Plan, SampleUnit, build_plan, source_names_unique
 from benchwright.run.timelimits import MeasureProgress, TimeLimits
 from benchwright.run.worker import Worker, WorkerSpec
@@ -349,7 +352,12 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     drop: set[str] = set()
     if retry_errors:
         drop = {r.execution_id for r in folder.records() if r.outcome == "infra_error"}
-    done = folder.repair(drop=drop)
+    skipped = SkippedLines()
+    done = folder.repair(drop=drop, skipped=skipped)
+    if skipped and warn is not None:
+        kept = ", ".join(sorted({f"{folder.path / b.file}{UNREADABLE_SUFFIX}" for b in skipped.lines}))
+        warn(f"{skipped.message(folder.path)}. They are moved to {kept}; the samples whose records "
+             "they held run again")
     todo = [u for u in prep.plan.units if u.execution_id not in done]
     known = folder.generations(only={u.execution_id for u in todo})
     agents_todo = [u for u in prep.agent_units if u.execution_id not in done]
@@ -423,7 +431,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
         runner.close()
         if cache is not None:
             cache.close()
-    summary = summarize(folder.records(), folder.run_id, prep.config.thresholds)
+    summary = summarize_folder(folder, prep.config.thresholds)
     if prep.agent_units:
         summary["agents"] = agent_gates(folder.records())
     summary["skipped_criteria"] = prep.plan.skipped_criteria
@@ -466,19 +474,29 @@ def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_e
         UserError: the run does not exist, or a task source changed since it started.
     """
     folder = RunFolder(ws.run_dir(run_id))
-    info = folder.manifest()
-    config_path = Path(info["config_file"])
-    config = config_from_data(info["config"], str(folder.path / "run.yaml"))
-    paths = [Path(s["path"]) for s in info["task_sources"]]
+    info = folder.checked_manifest()
+    config_path = Path(info.config_file)
+    try:
+        config = config_from_data(info.config, str(folder.path / "run.yaml"))
+    except InputError as e:
+        raise InfraError(f"{e.problems[0].render()}: the run folder is damaged; the run cannot be "
+                         "resumed") from None
+    paths = [Path(s.path) for s in info.task_sources]
     sources = load_sources(paths)
-    for s, recorded in zip(sources, info["task_sources"], strict=True):
-        if s.sha256 != recorded["sha256"]:
+    for s, recorded in zip(sources, info.task_sources, strict=True):
+        if s.sha256 != recorded.sha256:
             raise UserError(f"task source {s.path} changed since run {folder.run_id} started; "
                             "resuming would mix two versions (start a new run instead)")
     plan = build_plan(config, str(config_path), sources, ws.settings)
-    scenarios = thaw(load_scenarios(ws, config, config_path), info.get("scenarios") or {})
+    try:
+        scenarios = thaw(load_scenarios(ws, config, config_path), info.scenarios)
+    except (KeyError, ValidationError) as e:
+        raise InfraError(f"{folder.path / 'run.yaml'}: scenarios: the scorers frozen when the run "
+                         f"started cannot be read ({type(e).__name__}): the run folder is damaged; "
+                         "the run cannot be resumed") from None
     units = agent_units(ws, config, config_path, scenarios)
-    backend = (info.get("sandbox") or {}).get("backend")  # a resumed run keeps its isolation
+    sandbox_info = (info.model_extra or {}).get("sandbox")
+    backend = sandbox_info.get("backend") if isinstance(sandbox_info, dict) else None  # keeps its isolation
     prep = Prepared(ws, config_path, config, sources, plan, make_providers(ws, plan, units),
                     make_sandbox(ws, backend if isinstance(backend, str) else None), scenarios, units)
     return execute(prep, folder, progress, make_executor(prep, executor), retry_errors=retry_errors,

@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from benchwright import __version__
-from benchwright.errors import InputError, Problem, UserError
+from benchwright.errors import InfraError, InputError, Problem, UserError
+from benchwright.run.jsonl import SkippedLines
 from benchwright.server import auth
 from benchwright.server.service import FOLDERS, Conflict, FileKind, NotFound, Service
 from benchwright.workspace import Workspace
@@ -104,6 +105,9 @@ class RecordsOut(BaseModel):
     offset: int
     limit: int
     records: list[dict[str, Any]]
+    skipped_lines: SkippedLines | None = Field(
+        default=None, description="Lines of records.jsonl that could not be read and were left out "
+        "(torn, not UTF-8, not a record), with their place; absent when every line was read.")
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -173,6 +177,10 @@ def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False) -
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return _error(exc.status_code, code, str(exc.detail))
 
+    @app.exception_handler(InfraError)
+    async def _damaged(request: Request, exc: InfraError) -> JSONResponse:
+        return _error(500, "infra_error", service.shown(exc))
+
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception) -> JSONResponse:
         return _error(500, "internal", f"{type(exc).__name__}: the server failed (see its log)")
@@ -241,11 +249,13 @@ def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False) -
                 task_source: str | None = None, outcome: str | None = None,
                 offset: Annotated[int, Query(ge=0)] = 0,
                 limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> RecordsOut:
+        skipped = SkippedLines()
         total, page = service.records(run_id, filters={
             "model": model, "task": task, "criterion": criterion, "verdict": verdict,
             "language": language, "task_source": task_source, "outcome": outcome},
-            offset=offset, limit=limit)
-        return RecordsOut(total=total, offset=offset, limit=limit, records=page)
+            offset=offset, limit=limit, skipped=skipped)
+        return RecordsOut(total=total, offset=offset, limit=limit, records=page,
+                          skipped_lines=skipped if skipped else None)
 
     @api.get("/compare")
     def compare(a: str, b: str, _: Viewer) -> dict[str, Any]:

@@ -8,6 +8,7 @@ on an old version) and :class:`NotFound`.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import os
@@ -22,8 +23,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchwright import yamldoc
-from benchwright.errors import InputError, Problem, UserError
+from benchwright.errors import InfraError, InputError, Problem, UserError
 from benchwright.run.folder import RunFolder
+from benchwright.run.jsonl import SkippedLines, open_run_file
 from benchwright.workspace import Workspace
 
 FileKind = Literal["config", "task-source", "scenario"]
@@ -189,8 +191,14 @@ class Service:
             raise NotFound(str(e)) from None
 
     def status(self, run_id: str) -> dict[str, Any]:
+        """The run's state and ``status.yaml``; a status file that cannot be read gives the
+        state ``damaged`` and the reason under ``status.error`` (every other run still lists)."""
         folder = self.folder(run_id)
-        st = folder.status() or {}
+        try:
+            st = folder.status()
+        except InfraError as e:
+            return {"run_id": folder.run_id, "state": "damaged", "status": {"error": self.shown(e)},
+                    "exit_code": None}
         proc = self._launched.get(folder.run_id)
         state = st.get("state") or ("starting" if proc is not None else "unknown")
         if proc is not None and proc.poll() is not None and state in ("running", "starting"):
@@ -259,35 +267,36 @@ class Service:
     # -- results -------------------------------------------------------------------------------
 
     def summary(self, run_id: str) -> dict[str, Any]:
-        from benchwright.results.summary import summarize
+        """``summary.yaml``, or one made from the records (with ``skipped_lines`` when some of
+        their lines could not be read)."""
+        from benchwright.results.export import folder_summary
 
-        folder = self.folder(run_id)
-        summary = folder.summary()
-        return summary if summary is not None else summarize(folder.records(), folder.run_id)
+        return folder_summary(self.folder(run_id))
 
     def records(self, run_id: str, *, filters: dict[str, str | None], offset: int = 0,
-                limit: int = 100) -> tuple[int, list[dict[str, Any]]]:
+                limit: int = 100, skipped: SkippedLines | None = None) -> tuple[int, list[dict[str, Any]]]:
         """The run's records matching every given filter (exact values), ``limit`` of them from
-        ``offset``, and how many match in all."""
+        ``offset``, and how many match in all; lines that cannot be read go to ``skipped``."""
         wanted = {k: v for k, v in filters.items() if v is not None}
         total = 0
         page: list[dict[str, Any]] = []
-        for rec in self._iter_records(run_id):
-            if any(str(rec.get(k)) != v for k, v in wanted.items()):
+        for rec in self.folder(run_id).records(skipped):
+            if any(str(getattr(rec, k, None)) != v for k, v in wanted.items()):
                 continue
             if offset <= total < offset + limit:
-                page.append(rec)
+                page.append(rec.model_dump(mode="json"))
             total += 1
         return total, page
 
     def explore(self, run_ids: list[str], *, filters: dict[str, str | None], sort: str | None = None,
-                descending: bool = False, offset: int = 0, limit: int = 100) -> tuple[int, list[dict[str, Any]]]:
+                descending: bool = False, offset: int = 0, limit: int = 100,
+                skipped: SkippedLines | None = None) -> tuple[int, list[dict[str, Any]]]:
         """Records across runs, filtered and sorted here (not in the browser), a page of them and
         how many match; each carries its run and, for agent runs, the judge's verdict."""
         wanted = {k: v for k, v in filters.items() if v}
         matched: list[dict[str, Any]] = []
         for run_id in run_ids:
-            records = list(self._iter_records(run_id))
+            records = list(self._iter_records(run_id, skipped))
             judged = {r["execution_id"]: r.get("verdict") for r in records if r.get("criterion") == "judge"}
             for rec in records:
                 if any(str(rec.get(k)) != v for k, v in wanted.items()):
@@ -300,22 +309,14 @@ class Service:
             matched = present + absent
         return len(matched), matched[offset:offset + limit]
 
-    def _iter_records(self, run_id: str) -> Iterator[dict[str, Any]]:
-        import json
+    def _iter_records(self, run_id: str, skipped: SkippedLines | None = None) -> Iterator[dict[str, Any]]:
+        for record in self.folder(run_id).records(skipped):
+            yield record.model_dump(mode="json")
 
-        path = self.folder(run_id).path / "records.jsonl"
-        if not path.is_file():
-            return
-        with path.open("rb") as f:
-            for raw in f:
-                if not raw.endswith(b"\n"):
-                    break  # a record being written
-                try:
-                    data = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(data, dict):
-                    yield data
+    def shown(self, error: Exception) -> str:
+        """An error's message with the workspace's own path left out (an API caller sees paths
+        relative to the workspace, never where it lives on the host)."""
+        return str(error).replace(str(self.ws.root) + os.sep, "")
 
     def sample(self, run_id: str, execution_id: str) -> dict[str, Any]:
         """One sample (or agent run) of a run: its generation (prompt, raw answer, extracted
@@ -327,20 +328,22 @@ class Service:
         import json
 
         folder = self.folder(run_id)
-        records = [r for r in self._iter_records(folder.run_id) if r.get("execution_id") == execution_id]
-        generation = folder.generations().get(execution_id)
+        skipped = SkippedLines()
+        records = [r for r in self._iter_records(folder.run_id, skipped) if r.get("execution_id") == execution_id]
+        generation = folder.generations(only={execution_id}, skipped=skipped).get(execution_id)
         if not records and generation is None:
             raise NotFound(f"no sample {execution_id!r} in run {folder.run_id}")
-        files: dict[str, str] = {}
-        own = folder.path / "agents" / execution_id
-        if own.is_dir() and own.resolve().parent.parent == folder.path.resolve():
-            for f in sorted(own.iterdir()):
-                if f.is_file():
-                    files[f.name] = f.read_text(errors="replace")[:2_000_000]
-        judge = json.loads(files["judge.json"]) if "judge.json" in files else None
-        return {"run_id": folder.run_id, "execution_id": execution_id, "records": records,
-                "generation": generation.model_dump(mode="json") if generation is not None else None,
-                "files": files, "judge": judge}
+        files = _agent_files(folder.path / "agents", execution_id)
+        judge = None
+        if "judge.json" in files:
+            with contextlib.suppress(ValueError):
+                judge = json.loads(files["judge.json"])
+        out = {"run_id": folder.run_id, "execution_id": execution_id, "records": records,
+               "generation": generation.model_dump(mode="json") if generation is not None else None,
+               "files": files, "judge": judge if isinstance(judge, dict) else None}
+        if skipped:
+            out["skipped_lines"] = skipped.model_dump(mode="json", exclude_none=True)
+        return out
 
     def ui_secret(self) -> str:
         """The key the web UI signs its session cookie with (made once, kept in the workspace)."""
@@ -358,3 +361,24 @@ class Service:
         from benchwright.results.compare import compare
 
         return compare(self.folder(run_a), self.folder(run_b)).to_dict()
+
+
+AGENT_FILE_BYTES = 2_000_000
+"""How much of each file an agent run left the sample view shows."""
+
+
+def _agent_files(agents: Path, execution_id: str) -> dict[str, str]:
+    """The files of an agent run (``agents/<execution id>/``) as text: regular files only, never
+    through a symlink, each cut at :data:`AGENT_FILE_BYTES`; one that cannot be read is left out."""
+    own = agents / execution_id
+    if ("/" in execution_id or execution_id in ("", ".", "..") or agents.is_symlink()
+            or own.is_symlink() or not own.is_dir()):
+        return {}
+    files: dict[str, str] = {}
+    for f in sorted(own.iterdir()):
+        try:
+            with open_run_file(f) as fh:
+                files[f.name] = fh.read(AGENT_FILE_BYTES).decode("utf-8", errors="replace")
+        except (OSError, InfraError):
+            continue
+    return files

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchwright.errors import InputError, UserError
+from benchwright.errors import InfraError, InputError, UserError
 from benchwright.results.report import format_value, gate_rows, rows
+from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame, problem
@@ -168,6 +169,8 @@ def register(service: Service, *, auth_on: bool) -> None:
                 progress.clear()
                 with progress:
                     ui.label(f"state: {st['state']}").props('data-testid="run-state"')
+                    if st["state"] == "damaged":
+                        problem(str(st["status"].get("error")))
                     for name, c in (st["status"].get("taskSourceStatuses") or {}).items():
                         done = c.get("completed", 0) + c.get("error", 0)
                         total = max(c.get("total", 0), 1)
@@ -177,7 +180,10 @@ def register(service: Service, *, auth_on: bool) -> None:
                     seen["state"] = st["state"]
                     results.clear()
                     with results:
-                        _results(run_id)
+                        try:
+                            _results(run_id)
+                        except InfraError as e:  # a damaged run folder: say which file
+                            problem(service.shown(e))
                     timer.deactivate()
                 seen["state"] = st["state"]
 
@@ -205,12 +211,19 @@ def register(service: Service, *, auth_on: bool) -> None:
         if gates:
             ui.label("Coding agents: the three gates").classes("text-lg")
         samples: dict[str, dict[str, Any]] = {}
-        for rec in service.records(run_id, filters={}, limit=100_000)[1]:
+        skipped = SkippedLines()
+        for rec in service.records(run_id, filters={}, limit=100_000, skipped=skipped)[1]:
             s = samples.setdefault(rec["execution_id"], {
                 "execution_id": rec["execution_id"], "task": rec["task"], "language": rec["language"],
                 "model": rec["model"], "sample": rec.get("sample", 0), "outcome": rec.get("outcome") or ""})
             if rec["criterion"] in ("objective", "judge", "run-badge"):
                 s[rec["criterion"]] = (rec.get("verdict") or "n/a").upper()
+        if not skipped and summary.get("skipped_lines"):
+            skipped = SkippedLines.model_validate(summary["skipped_lines"])
+        if skipped:
+            ui.label(f"{skipped.message()}; the samples they belonged to are not scored "
+                     f"('benchwright run --resume {run_id}' runs them again)") \
+                .classes("text-orange-800").props('data-testid="skipped-lines"')
         ui.label(f"Samples ({len(samples)})").classes("text-lg")
         if len(samples) > SAMPLES_SHOWN:
             ui.link(f"the first {SAMPLES_SHOWN} are listed; every record is in the data explorer",
@@ -245,14 +258,16 @@ def register(service: Service, *, auth_on: bool) -> None:
 
             def load() -> None:
                 filters = {f: (boxes[f].value or None) for f in FILTERS}
+                skipped = SkippedLines()
                 total, page = service.explore(list(chosen.value or []), filters=filters, sort=sort.value,
                                               descending=bool(descending.value), offset=state["offset"],
-                                              limit=EXPLORER_PAGE)
+                                              limit=EXPLORER_PAGE, skipped=skipped)
                 table.rows = [{"key": f"{r['run']}:{r['execution_id']}:{r.get('record_index')}",
                                **{c: _cell(r.get(c)) for c in COLUMNS}} for r in page]
                 table.update()
                 last = min(state["offset"] + EXPLORER_PAGE, total)
-                summary.text = f"{state['offset'] + 1 if total else 0}-{last} of {total} records"
+                summary.text = f"{state['offset'] + 1 if total else 0}-{last} of {total} records" + (
+                    f" ({skipped.count} unreadable line(s) left out: {skipped.message()})" if skipped else "")
 
             def move(step: int) -> None:
                 state["offset"] = max(0, state["offset"] + step * EXPLORER_PAGE)
@@ -283,7 +298,11 @@ def register(service: Service, *, auth_on: bool) -> None:
                     f"/compare?a={first.value}&b={second.value}")).props('data-testid="compare"')
             if not (a and b):
                 return
-            result = service.compare(a, b)
+            try:
+                result = service.compare(a, b)
+            except InfraError as e:
+                problem(service.shown(e))
+                return
             columns = [{"name": c, "label": c, "field": c, "align": "left"}
                        for c in ("model", "criterion", "unit", "a", "b", "delta", "change")]
             ui.table(columns=columns, row_key="key", rows=[
