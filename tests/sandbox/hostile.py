@@ -417,6 +417,29 @@ SANDBOX_CLASSES = {"bwrap": "benchwright.sandbox.bwrap.BwrapSandbox",
                    "unshare": "benchwright.sandbox.unshare.UnshareSandbox"}
 
 
+def task_source(a: str, b: str) -> dict[str, Any]:
+    """A task source of tasks ``A`` and ``B`` in every language, whose golden solutions (what
+    the ``reference`` model answers) are the programs named ``a`` and ``b``."""
+
+    def task(name: str, tests: str, golden: str) -> dict[str, Any]:
+        return {
+            "name": name,
+            "languages": list(LANGUAGES),
+            "task": {
+                "common_prompt": f"Task {name}.",
+                "languages_specific": {
+                    lang: {"hidden_tests": [{"name": f"t{i}", "code": code}
+                                            for i, code in enumerate(PROGRAMS[lang][tests])]}
+                    for lang in LANGUAGES
+                },
+            },
+            "golden_solution": {lang: PROGRAMS[lang][golden] for lang in LANGUAGES},
+        }
+
+    return {"version": 1, "name": "hostile-batch",
+            "tasks": [task("A", "tests_a", a), task("B", "tests_b", b)]}
+
+
 def batch(language: str, backend: str, tmp_root: str) -> dict[str, Any]:
     """Run the hostile sample, then the wrong and the correct one, through one language object
     and one sandbox of ``backend``; what each came to."""
