@@ -574,3 +574,12 @@ def test_extract_code_prefers_javascript_blocks(js):
     )
     assert js.extract_code(answer) == "function g(x) {\n  return x;\n}\n"
     assert "javascript" in js.fence_names and "mjs" in js.fence_names
+
+
+def test_solution_functions_of_any_name_reach_the_tests(js, sandbox):
+    """The wrapper round each test once held its own `g`, `k` and `b`: a solution's function
+    of one of those names was shadowed in every test ("g is not a function")."""
+    solution = "function g(x) { return 2 * x; }\nfunction k() { return 1; }\nfunction b() { return 2; }\n"
+    result = run(js, sandbox, [TestSpec("g", "assert.strictEqual(g(2), 4);"),
+                               TestSpec("kb", "assert.strictEqual(k() + b(), 3);")], solution)
+    assert [t.status for t in result.tests] == ["pass", "pass"], result.tests
