@@ -50,8 +50,9 @@ class WallCap(Sandbox):
         if limits.wall_s > self.cap_s:
             limits = replace(limits, wall_s=self.cap_s)
         self._last.wall_s = limits.wall_s
+        more = {"undumpable": True} if undumpable else {}  # a plug-in older than the keyword
         return self.inner.run(argv, files=files, limits=limits, stdin=stdin, collect=collect,
-                              env=env, undumpable=undumpable)
+                              env=env, **more)
 
 
 class _WallCapSessions(WallCap):
