@@ -111,7 +111,7 @@ def run(sandbox: Sandbox, scenario_dir: Path, script: str, *, turns: tuple[str, 
     scenario: Scenario = load_scenario(path)
     task = scenario.tasks[0]
     agent = AgentSpec(name="hostile", command=script, network=False, timeout_s=300)
-    result = run_agent_task(scenario, scenario_dir, task, agent, sandbox, scratch_root() / "benchwright-agents",
+    result = run_agent_task(scenario, scenario_dir, task, agent, sandbox, scratch_root(),
                             lambda folder, turns: run_command_agent(agent, folder, turns, sandbox))
     assert result.infra_error is None, result.infra_error
     files = agent_files("x1", result)

@@ -22,7 +22,9 @@ command)."""
 
 
 def scratch_root() -> Path:
-    """Where agent workspaces live while they are graded: reachable by a sandbox uid."""
+    """Where agent workspaces live while they are graded: reachable by a sandbox uid. Each one
+    is a folder of its own made there with a fresh name (``mkdtemp``), never a fixed name that
+    another user of the machine could have made first, or made a link."""
     root = Path(tempfile.gettempdir())
     try:
         mode = root.stat().st_mode
@@ -43,7 +45,7 @@ def run_unit(unit: AgentUnit, *, run_id: str, sandbox: Sandbox, runner: AgentRun
     """Run one agent on one task: its records and its files (for the driver to write)."""
     scenario = unit.scenario
     result = run_agent_task(scenario.scenario, scenario.path.parent, unit.task, unit.agent, sandbox,
-                            scratch_root() / "benchwright-agents",
+                            scratch_root(),
                             lambda folder, turns: runner(unit, folder, turns))
     if result.infra_error is None and judge is not None and result.gates is not None:
         verdict = judge(unit, result)
