@@ -48,13 +48,11 @@ same small world:
 
 from __future__ import annotations
 
-import atexit
 import glob
 import itertools
 import os
 import shutil
 import tempfile
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -115,16 +113,12 @@ INSIDE_INIT = "/bw-init"
 """Where the bwrap sandbox's PID 1 program is: :func:`init_shell`."""
 INSIDE_CMD = "/bw-cmd"
 """Where an undumpable command's program is (``Sandbox.run(undumpable=True)``)."""
-_exec_lock = threading.Lock()
-_exec_masters: dict[str, str] = {}
-
 _counter = itertools.count()
 
 
 def exec_only(program: str, dest: Path) -> None:
-    """Put at ``dest`` a copy of the host's ``program`` that nobody may read, only execute
-    (mode 0111): a hard link to one copy per harness process where the file system allows,
-    else a copy of its own.
+    """Put at ``dest`` (in a run's private folder, removed with it) a copy of the host's
+    ``program`` that nobody may read, only execute (mode 0111). About 0.2 ms for a shell.
 
     A process that executes a program it cannot read is not dumpable (the kernel keeps the
     memory of execute-only binaries private): processes of the same uid cannot ptrace it, read
@@ -135,22 +129,9 @@ def exec_only(program: str, dest: Path) -> None:
     Raises:
         InfraError: the copy could not be made.
     """
-    real = os.path.realpath(program)
     try:
-        with _exec_lock:
-            master = _exec_masters.get(real)
-            if master is None or not os.path.exists(master):
-                home = tempfile.mkdtemp(prefix="bw-exec-")
-                atexit.register(shutil.rmtree, home, True)
-                master = os.path.join(home, os.path.basename(real))
-                shutil.copyfile(real, master)
-                os.chmod(master, 0o111)
-                _exec_masters[real] = master
-        try:
-            os.link(master, dest)
-        except OSError:  # another file system, or links refused
-            shutil.copyfile(real, dest)
-            os.chmod(dest, 0o111)
+        shutil.copyfile(os.path.realpath(program), dest)
+        os.chmod(dest, 0o111)
     except OSError as e:
         raise InfraError(f"could not prepare an execute-only copy of {program} in "
                          f"{dest.parent}: {e}") from e
