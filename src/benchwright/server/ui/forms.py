@@ -26,6 +26,7 @@ from benchwright.errors import InputError, Problem, UserError
 from benchwright.server.service import Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame, problem
+from benchwright.server.ui.text import testid
 
 LIST_FILTERS = ("difficulties", "areas", "languages")
 COMMON_SCORER_FIELDS = ("name", "required", "type")
@@ -343,8 +344,8 @@ def register_forms(service: Service, access: Access | None = None) -> None:
                     ui.label(f"checked: {errors} error(s), {len(found) - errors} warning(s)") \
                         .classes("text-sm text-slate-500").props('data-testid="checked"')
                 for p in found:
-                    colour = "text-red-700" if p.severity == "error" else "text-amber-700"
-                    ui.label(p.render()).classes(colour).props('data-testid="problem"')
+                    ui.label(p.render()).props('data-testid="problem"') \
+                        .classes("text-red-700" if p.severity == "error" else "text-amber-700")
 
         def show_text(self, message: str) -> None:
             assert self.problems is not None
@@ -420,36 +421,35 @@ def register_forms(service: Service, access: Access | None = None) -> None:
                 with form:
                     ui.label("Filters").classes("text-lg font-medium")
                     for key in LIST_FILTERS:
-                        ui.input_chips(key, value=get_list(doc, key), new_value_mode="add-unique",
-                                       on_change=lambda e, k=key: editor.change(
-                                           lambda d: set_list(d, k, [str(v) for v in e.value or []]))) \
-                            .classes("w-full").props(f'data-testid="filter-{key}"')
+                        testid(ui.input_chips(key, value=get_list(doc, key), new_value_mode="add-unique",
+                                              on_change=lambda e, k=key: editor.change(
+                                                  lambda d: set_list(d, k, [str(v) for v in e.value or []])))
+                               .classes("w-full"), f"filter-{key}")
                     params = toggles(doc, "parameters")
                     if params:
                         ui.label("Parameters").classes("text-lg font-medium")
                         for name, on in params.items():
-                            ui.switch(name, value=on, on_change=lambda e, n=name: editor.change(
-                                lambda d: set_toggle(d, "parameters", n, bool(e.value)))) \
-                                .props(f'data-testid="parameter-{name}"')
+                            testid(ui.switch(name, value=on, on_change=lambda e, n=name: editor.change(
+                                lambda d: set_toggle(d, "parameters", n, bool(e.value)))), f"parameter-{name}")
                     ui.label("Criteria").classes("text-lg font-medium")
                     enabled = toggles(doc, "criteria")
                     with ui.grid(columns=2).classes("w-full gap-0"):
                         for name in sorted(set(known) | set(enabled)):
-                            ui.switch(name, value=enabled.get(name, False),
-                                      on_change=lambda e, n=name: editor.change(
-                                          lambda d: set_toggle(d, "criteria", n, bool(e.value)))) \
-                                .props(f'data-testid="criterion-{name}"')
+                            testid(ui.switch(name, value=enabled.get(name, False),
+                                             on_change=lambda e, n=name: editor.change(
+                                                 lambda d: set_toggle(d, "criteria", n, bool(e.value)))),
+                                   f"criterion-{name}")
                     ui.label("Models").classes("text-lg font-medium")
                     for mid in model_ids(doc):
                         with ui.row().classes("items-center gap-2"):
-                            ui.label(mid).props(f'data-testid="model-{mid}"')
+                            testid(ui.label(mid), f"model-{mid}")
 
                             async def drop(m: str = mid) -> None:
                                 await editor.change(lambda d: remove_model(d, m))
                                 build()
 
-                            ui.button(icon="delete", on_click=drop).props(
-                                f'flat dense data-testid="remove-model-{mid}"')
+                            testid(ui.button(icon="delete", on_click=drop).props("flat dense"),
+                                   f"remove-model-{mid}")
                     with ui.row().classes("items-center gap-2"):
                         new = ui.input("provider/model").props('data-testid="new-model"')
 
@@ -504,38 +504,39 @@ def register_forms(service: Service, access: Access | None = None) -> None:
                 def setter(field: str, convert: Callable[[Any], Any] = lambda v: v) -> Callable[[Any], Any]:
                     return lambda e: editor.change(lambda d: set_scorer_field(d, i, field, convert(e.value)))
 
-                with ui.card().classes("w-full").props(f'data-testid="scorer-{i}"'), \
+                with testid(ui.card().classes("w-full"), f"scorer-{i}"), \
                         ui.row().classes("w-full items-center gap-2"):
-                    ui.input("name", value=str(item.get("name") or ""), on_change=setter("name")) \
-                        .classes("w-32").props(f'data-testid="scorer-{i}-name"')
+                    testid(ui.input("name", value=str(item.get("name") or ""), on_change=setter("name"))
+                           .classes("w-32"), f"scorer-{i}-name")
 
                     async def retype(e: Any) -> None:
                         await editor.change(lambda d: set_scorer_type(d, i, str(e.value)))
                         build()
 
-                    ui.select(types, value=kind if kind in types else None, label="type", on_change=retype) \
-                        .classes("w-52").props(f'data-testid="scorer-{i}-type"')
+                    testid(ui.select(types, value=kind if kind in types else None, label="type", on_change=retype)
+                           .classes("w-52"), f"scorer-{i}-type")
                     for field in scorer_fields(kind):
                         how = field_kind(kind, field)
-                        testid = f'data-testid="scorer-{i}-{field}"'
+                        tag = f"scorer-{i}-{field}"
                         current = item.get(field)
                         if how == "list":
-                            ui.input_chips(field, value=[str(v) for v in current or []], new_value_mode="add-unique",
-                                           on_change=setter(field, lambda v: [str(x) for x in v or []] or None)) \
-                                .classes("min-w-64").props(testid)
+                            testid(ui.input_chips(field, value=[str(v) for v in current or []],
+                                                  new_value_mode="add-unique",
+                                                  on_change=setter(field, lambda v: [str(x) for x in v or []] or None))
+                                   .classes("min-w-64"), tag)
                         elif how == "int":
-                            ui.number(field, value=current if isinstance(current, (int, float)) else None,
-                                      precision=0, on_change=setter(field, _number)).classes("w-28").props(testid)
+                            testid(ui.number(field, value=current if isinstance(current, (int, float)) else None,
+                                             precision=0, on_change=setter(field, _number)).classes("w-28"), tag)
                         else:
-                            ui.input(field, value=str(current or ""), on_change=setter(field)) \
-                                .classes("grow min-w-64").props(testid)
-                    ui.switch("required", value=is_required(item), on_change=setter("required", bool)) \
-                        .props(f'data-testid="scorer-{i}-required"')
+                            testid(ui.input(field, value=str(current or ""), on_change=setter(field))
+                                   .classes("grow min-w-64"), tag)
+                    testid(ui.switch("required", value=is_required(item), on_change=setter("required", bool)),
+                           f"scorer-{i}-required")
 
                     async def drop() -> None:
                         await editor.change(lambda d: remove_scorer(d, i))
                         build()
 
-                    ui.button(icon="delete", on_click=drop).props(f'flat dense data-testid="scorer-{i}-remove"')
+                    testid(ui.button(icon="delete", on_click=drop).props("flat dense"), f"scorer-{i}-remove")
 
             build()

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 from benchwright.server.auth import Role
 from benchwright.server.ui.access import Access
+from benchwright.server.ui.text import link_to
 
 NAV = (("Files", "/"), ("Launch", "/launch"), ("Runs", "/runs"), ("Explorer", "/explorer"),
        ("Compare", "/compare"))
@@ -23,7 +24,7 @@ def frame(title: str, access: Access | None = None) -> Iterator[None]:
     with ui.header().classes("items-center gap-6 bg-slate-800"):
         ui.label("benchwright").classes("text-lg font-bold")
         for label, target in NAV:
-            ui.link(label, target).classes("text-white")
+            ui.link(label, link_to(target)).classes("text-white")
         if access is not None and access.store is not None:
             ui.label("tokens required").classes("text-xs text-amber-300")
     with ui.column().classes("w-full p-4 gap-4"):

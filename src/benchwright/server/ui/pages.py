@@ -10,6 +10,7 @@ from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame, problem
+from benchwright.server.ui.text import link_to, preformatted, testid
 
 FORM_PAGES: dict[str, str] = {"config": "/config", "scenario": "/scenario", "task-source": "/tasks"}
 """The form editor of each kind of file (the YAML editor is /edit for every kind)."""
@@ -53,13 +54,13 @@ def register(service: Service, *, auth_on: bool) -> None:
                 ui.label(f"{folder}/").classes("text-lg font-medium")
                 for f in service.list_files(kind):
                     with ui.row().classes("gap-4"):
-                        ui.link(f.path, f"/edit?path={f.path}").props(f'data-testid="file-{f.path}"')
+                        testid(ui.link(f.path, link_to("/edit", path=f.path)), f"file-{f.path}")
                         form = FORM_PAGES.get(kind)
                         if form is not None:
-                            ui.link("form", f"{form}?path={f.path}").props(f'data-testid="form-{f.path}"')
+                            testid(ui.link("form", link_to(form, path=f.path)), f"form-{f.path}")
             ui.label("results/").classes("text-lg font-medium")
             for run in service.runs():
-                ui.link(f"{run['run_id']} ({run['state']})", f"/run/{run['run_id']}")
+                ui.link(f"{run['run_id']} ({run['state']})", link_to("/run", run["run_id"]))
 
     @ui.page("/edit")
     def edit_page(path: str) -> None:
@@ -85,8 +86,8 @@ def register(service: Service, *, auth_on: bool) -> None:
                     if saved:
                         ui.label("saved").classes("text-green-700").props('data-testid="saved"')
                     for p in found:
-                        colour = "text-red-700" if p.severity == "error" else "text-amber-700"
-                        ui.label(p.render()).classes(colour).props('data-testid="problem"')
+                        ui.label(p.render()).props('data-testid="problem"') \
+                            .classes("text-red-700" if p.severity == "error" else "text-amber-700")
 
             def check() -> None:
                 show(service.check_text(path, editor.value, kind))
@@ -143,7 +144,7 @@ def register(service: Service, *, auth_on: bool) -> None:
                 if rid is None:
                     return
                 await run.io_bound(service.wait_started, rid)
-                ui.navigate.to(f"/run/{rid}")
+                ui.navigate.to(link_to("/run", rid))
 
             ui.button("Start", on_click=start).props('data-testid="start"')
 
@@ -153,7 +154,7 @@ def register(service: Service, *, auth_on: bool) -> None:
             return
         with frame("Runs", access):
             for run in service.runs():
-                ui.link(f"{run['run_id']}: {run['state']}", f"/run/{run['run_id']}")
+                ui.link(f"{run['run_id']}: {run['state']}", link_to("/run", run["run_id"]))
 
     @ui.page("/run/{run_id}")
     def run_page(run_id: str) -> None:
@@ -201,7 +202,9 @@ def register(service: Service, *, auth_on: bool) -> None:
         ui.table(columns=columns, rows=table, row_key="criterion").props('data-testid="summary" dense flat')
         chart = [r for r in rows(summary) if r.unit in ("score", "ratio", "success", "0-10") and not r.count]
         if chart and models:
-            ui.echart({"tooltip": {}, "legend": {"data": models},
+            # model labels reach ECharts as data only: its default tooltip escapes them (no
+            # `formatter` template here, which would not) and canvas text is never markup
+            ui.echart({"tooltip": {"trigger": "axis"}, "legend": {"data": models, "type": "scroll"},
                        "xAxis": {"type": "category", "data": [r.label for r in chart]},
                        "yAxis": {"type": "value"},
                        "series": [{"name": m, "type": "bar",
@@ -227,15 +230,15 @@ def register(service: Service, *, auth_on: bool) -> None:
         ui.label(f"Samples ({len(samples)})").classes("text-lg")
         if len(samples) > SAMPLES_SHOWN:
             ui.link(f"the first {SAMPLES_SHOWN} are listed; every record is in the data explorer",
-                    f"/explorer?run={run_id}")
+                    link_to("/explorer", run=run_id))
         ordered = sorted(samples.values(), key=lambda s: (s["task"], s["language"], s["model"], s["sample"]))
         for s in ordered[:SAMPLES_SHOWN]:
-            target = (f"/agent/{run_id}/{s['execution_id']}" if s["language"] == "agent"
-                      else f"/sample/{run_id}/{s['execution_id']}")
+            agent = s["language"] == "agent"
             gates_text = (f" objective {s.get('objective', '-')}, judge {s.get('judge', '-')}, "
-                          f"run badge {s.get('run-badge', '-')}") if s["language"] == "agent" else ""
-            ui.link(f"{s['task']} [{s['language']}] {s['model']} #{s['sample']}: {s['outcome']}{gates_text}",
-                    target).props(f'data-testid="sample-{s["task"]}-{s["language"]}-{s["model"]}-{s["sample"]}"')
+                          f"run badge {s.get('run-badge', '-')}") if agent else ""
+            testid(ui.link(f"{s['task']} [{s['language']}] {s['model']} #{s['sample']}: {s['outcome']}{gates_text}",
+                           link_to("/agent" if agent else "/sample", run_id, s["execution_id"])),
+                   f"sample-{s['task']}-{s['language']}-{s['model']}-{s['sample']}")
 
     @ui.page("/explorer")
     def explorer_page(run: str | None = None) -> None:
@@ -247,7 +250,7 @@ def register(service: Service, *, auth_on: bool) -> None:
             with ui.row().classes("items-end gap-2"):
                 chosen = ui.select(runs, value=[run] if run else runs[:1], multiple=True, label="runs") \
                     .classes("w-96").props('data-testid="runs" use-chips')
-                boxes = {f: ui.input(f).classes("w-32").props(f'data-testid="filter-{f}" clearable')
+                boxes = {f: testid(ui.input(f).classes("w-32").props("clearable"), f"filter-{f}")
                          for f in FILTERS}
                 sort = ui.select(list(COLUMNS), value=None, label="sort by", clearable=True).classes("w-40")
                 descending = ui.checkbox("descending")
@@ -294,8 +297,8 @@ def register(service: Service, *, auth_on: bool) -> None:
                     .classes("w-80").props('data-testid="run-a"')
                 second = ui.select(runs, value=b or (runs[0] if runs else None), label="run B") \
                     .classes("w-80").props('data-testid="run-b"')
-                ui.button("Compare", on_click=lambda: ui.navigate.to(
-                    f"/compare?a={first.value}&b={second.value}")).props('data-testid="compare"')
+                ui.button("Compare", on_click=lambda: ui.navigate.to(link_to(
+                    "/compare", a=str(first.value or ""), b=str(second.value or "")))).props('data-testid="compare"')
             if not (a and b):
                 return
             try:
@@ -312,7 +315,7 @@ def register(service: Service, *, auth_on: bool) -> None:
                 .props('data-testid="deltas" dense flat')
             for kind in ("regressions", "fixes"):
                 flips = result[kind]
-                ui.label(f"{kind}: {len(flips)}").classes("text-lg").props(f'data-testid="{kind}"')
+                testid(ui.label(f"{kind}: {len(flips)}").classes("text-lg"), kind)
                 for f in flips:
                     ui.label(f"{f['task_source']}/{f['task']} [{f['language']}] {f['model']}: "
                              f"{f['a_passed']}/{f['a_samples']} -> {f['b_passed']}/{f['b_samples']}")
@@ -334,23 +337,23 @@ def register(service: Service, *, auth_on: bool) -> None:
         with frame(f"{first.get('task', execution_id)} [{first.get('language', '')}] {first.get('model', '')}", access):
             gen = data["generation"] or {}
             with ui.expansion("Prompt").classes("w-full"):
-                ui.code(gen.get("prompt") or "", language="markdown").classes("w-full")
+                preformatted(gen.get("prompt") or "")
             with ui.expansion("Raw answer").classes("w-full"):
-                ui.code(gen.get("raw") or "", language="markdown").classes("w-full")
+                preformatted(gen.get("raw") or "")
             ui.label("Extracted code").classes("text-lg")
-            ui.code(gen.get("code") or "", language=first.get("language") or "python").classes("w-full")
+            preformatted(gen.get("code") or "")
             ui.label("Records").classes("text-lg")
             for rec in records:
                 failing = rec.get("test_case") is not None and rec.get("status") not in (None, "pass")
                 title = (f"{rec['criterion']}" + (f" / {rec['test_case']}" if rec.get("test_case") else "")
                          + f": {rec.get('verdict') or ''} {format_value(rec.get('score'), rec.get('unit'))}"
                          + (f" [{rec.get('status')}]" if rec.get("status") else ""))
-                with ui.expansion(title, value=failing).classes("w-full border") \
-                        .props(f'data-testid="record-{rec["criterion"]}-{rec.get("test_case") or "sample"}"'):
+                with testid(ui.expansion(title, value=failing).classes("w-full border"),
+                            f"record-{rec['criterion']}-{rec.get('test_case') or 'sample'}"):
                     if rec.get("error"):
                         ui.label(str(rec["error"])).classes("text-red-700").props('data-testid="record-error"')
                     if rec.get("output"):
-                        ui.code(str(rec["output"]), language="text").classes("w-full")
+                        preformatted(str(rec["output"]))
                     if rec.get("code"):
                         _code_with_line(str(rec["code"]), rec.get("line"))
 
@@ -359,9 +362,10 @@ def register(service: Service, *, auth_on: bool) -> None:
         with ui.column().classes("w-full font-mono text-sm gap-0 bg-slate-50 p-2"):
             for n, text in enumerate(code.splitlines(), 1):
                 marked = line is not None and n == line
-                ui.label(f"{n:4d}  {text}").classes(
-                    "whitespace-pre " + ("bg-red-200 font-bold" if marked else "")).props(
-                    'data-testid="error-line"' if marked else "")
+                shown = ui.label(f"{n:4d}  {text}").classes(
+                    "whitespace-pre " + ("bg-red-200 font-bold" if marked else ""))
+                if marked:
+                    testid(shown, "error-line")
 
     @ui.page("/agent/{run_id}/{execution_id}")
     def agent_page(run_id: str, execution_id: str) -> None:
@@ -385,9 +389,8 @@ def register(service: Service, *, auth_on: bool) -> None:
                     title = (f"{verdict}  {r['criterion']} ({details.get('type')})"
                              + (" advisory" if details.get("advisory") else "")
                              + f"  {format_value(r.get('score'), 'score')}")
-                    with ui.expansion(title, value=bool(hard)).classes("w-full") \
-                            .props(f'data-testid="scorer-{r["criterion"]}"'):
-                        ui.code(str(r.get("output") or r.get("error") or ""), language="text").classes("w-full")
+                    with testid(ui.expansion(title, value=bool(hard)).classes("w-full"), f"scorer-{r['criterion']}"):
+                        preformatted(str(r.get("output") or r.get("error") or ""))
             judge = data["judge"] or {}
             with ui.card().classes("w-full").props('data-testid="judge-card"'):
                 verdict = judge.get("verdict") or "n/a"
@@ -418,6 +421,6 @@ def register(service: Service, *, auth_on: bool) -> None:
             ui.label(f"Run badge: {(badge.get('verdict') or 'n/a').upper()} - {badge.get('output') or ''}")
             files = data["files"]
             with ui.expansion("Diff", value=True).classes("w-full"):
-                ui.code(files.get("diff.patch") or "(no change)", language="diff").classes("w-full")
+                preformatted(files.get("diff.patch") or "(no change)")
             with ui.expansion("Trajectory").classes("w-full"):
-                ui.code(files.get("trajectory.jsonl") or "(no steps reported)", language="json").classes("w-full")
+                preformatted(files.get("trajectory.jsonl") or "(no steps reported)")

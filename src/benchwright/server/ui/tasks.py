@@ -29,6 +29,7 @@ from benchwright.errors import InputError, Problem, UserError
 from benchwright.server.service import Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame, problem
+from benchwright.server.ui.text import link_to, testid
 from benchwright.task.model import Task, TaskSource
 
 KIND: FileKind = "task-source"
@@ -317,7 +318,7 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
         if denied(access, f"Tasks {path}"):
             return
         with frame(f"Tasks {path}", access):
-            ui.link("Raw YAML", f"/edit?path={path}")
+            ui.link("Raw YAML", link_to("/edit", path=path))
             root = ui.column().classes("w-full gap-4")
         try:
             got = await run.io_bound(service.read_file, path, KIND)
@@ -328,12 +329,12 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
             with root:
                 for line in _problems_text(e.problems):
                     problem(line)
-                ui.link("open the raw YAML editor to fix it", f"/edit?path={path}")
+                ui.link("open the raw YAML editor to fix it", link_to("/edit", path=path))
             return
         except (UserError, ValueError) as e:
             with root:
                 problem(str(e))
-                ui.link("open the raw YAML editor", f"/edit?path={path}")
+                ui.link("open the raw YAML editor", link_to("/edit", path=path))
             return
         state: dict[str, Any] = {"text": got.text, "etag": got.etag, "source": source, "selected": None,
                                  "edits": {}}
@@ -362,8 +363,8 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
         with root, ui.row().classes("w-full no-wrap items-start gap-6"):
             with ui.column().classes("w-80 shrink-0 gap-1"):
                 name_box = ui.input("name contains").props('clearable data-testid="filter-name"').classes("w-full")
-                pickers = {attr: ui.select(options(attr), label=attr, clearable=True).classes("w-full")
-                           .props(f'data-testid="filter-{attr}"')
+                pickers = {attr: testid(ui.select(options(attr), label=attr, clearable=True).classes("w-full"),
+                                        f"filter-{attr}")
                            for attr in ("difficulty", "area", "language")}
                 count = ui.label().classes("text-xs").props('data-testid="task-count"')
                 listing = ui.column().classes("w-full gap-0")
@@ -385,10 +386,10 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
                         continue
                     shown += 1
                     chosen = state["selected"] == i
-                    ui.button(f"{t.name}  ({t.difficulty or '-'}, {t.area or '-'})",
-                              on_click=lambda _e, i=i: select(i)) \
-                        .props(f'flat no-caps align=left data-testid="task-{t.name}"'
-                               + (" color=primary" if chosen else " color=grey-9")).classes("w-full")
+                    testid(ui.button(f"{t.name}  ({t.difficulty or '-'}, {t.area or '-'})",
+                                     on_click=lambda _e, i=i: select(i))
+                           .props("flat no-caps align=left " + ("color=primary" if chosen else "color=grey-9"))
+                           .classes("w-full"), f"task-{t.name}")
             count.text = f"{shown} of {len(state['source'].tasks)} tasks"
 
         name_box.on_value_change(lambda _e: show_list())
@@ -403,10 +404,11 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
         def bind_text(target: dict[str, Any], key: str, element: Any) -> None:
             element.on_value_change(lambda e: target.__setitem__(key, e.value or ""))
 
-        def code_editor(target: dict[str, Any], key: str, lang: str | None, testid: str) -> None:
+        def code_editor(target: dict[str, Any], key: str, lang: str | None, tag: str) -> None:
             cm = ui.codemirror(str(target.get(key) or ""),
                                language=cast(Any, CODEMIRROR_LANGUAGE.get(lang or "", "Markdown"))) \
-                .classes("w-full border").style("height: auto; min-height: 2.5rem; max-height: 50vh").props(f'data-testid="{testid}"')
+                .classes("w-full border").style("height: auto; min-height: 2.5rem; max-height: 50vh")
+            testid(cm, tag)
             bind_text(target, key, cm)
 
         def show_task() -> None:
@@ -418,7 +420,7 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
             with editor:
                 with ui.row().classes("w-full gap-2"):
                     for k in BASIC:
-                        bind_text(f, k, ui.input(k, value=f[k]).props(f'data-testid="field-{k}"'))
+                        bind_text(f, k, testid(ui.input(k, value=f[k]), f"field-{k}"))
                     tags = ui.input("tags (comma separated)", value=", ".join(f["tags"])) \
                         .props('data-testid="field-tags"').classes("w-72")
                     tags.on_value_change(lambda e: f.__setitem__(
@@ -430,7 +432,7 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
                     ui.label("the task names no language").classes("text-amber-700")
                     return
                 with ui.tabs().classes("w-full") as tabs:
-                    tab = {lang: ui.tab(lang).props(f'data-testid="lang-{lang}"') for lang in langs}
+                    tab = {lang: testid(ui.tab(lang), f"lang-{lang}") for lang in langs}
                 with ui.tab_panels(tabs, value=next(iter(tab.values()))).classes("w-full"):
                     for lang, spec in langs.items():
                         with ui.tab_panel(tab[lang]).classes("gap-2"):
@@ -450,8 +452,9 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
                             kind = key.split("_")[0]
                             with ui.card().classes("w-full p-2"):
                                 with ui.row().classes("items-center gap-2"):
-                                    bind_text(test, "name", ui.input("name", value=test["name"]).classes("w-64")
-                                              .props(f'dense data-testid="{kind}-{lang}-{n}-name"'))
+                                    bind_text(test, "name", testid(ui.input("name", value=test["name"])
+                                                                   .classes("w-64").props("dense"),
+                                                                   f"{kind}-{lang}-{n}-name"))
                                     ui.button("remove", on_click=lambda _e, n=n, key=key, draw=draw:
                                               (spec[key].pop(n), draw())).props("flat dense color=red")
                                 code_editor(test, "code", lang, f"{kind}-{lang}-{n}")
@@ -461,8 +464,8 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
                 draw()
             ui.label(f"Golden solution ({lang})").classes("text-lg")
             code_editor(spec, "golden", lang, f"golden-{lang}")
-            run_button = ui.button("Run golden solution").props(f'data-testid="run-golden-{lang}"')
-            results = ui.column().classes("w-full").props(f'data-testid="golden-results-{lang}"')
+            run_button = testid(ui.button("Run golden solution"), f"run-golden-{lang}")
+            results = testid(ui.column().classes("w-full"), f"golden-results-{lang}")
 
             async def run_it() -> None:
                 results.clear()
@@ -488,16 +491,16 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
                     return
                 results.clear()
                 with results:
-                    colour = "text-green-700" if outcome == "pass" else "text-red-700"
-                    ui.label(f"golden solution: {outcome.upper()}").classes(f"text-lg {colour}") \
+                    ui.label(f"golden solution: {outcome.upper()}") \
+                        .classes("text-lg " + ("text-green-700" if outcome == "pass" else "text-red-700")) \
                         .props('data-testid="golden-outcome"')
                     for c in cases:
                         ok = c.status == "pass"
                         where = f" (line {c.line})" if c.line else ""
-                        ui.label(f"{'PASS' if ok else c.status.upper()}  {c.test_case}{where}"
-                                 + (f": {c.error}" if c.error and not ok else "")) \
-                            .classes("font-mono " + ("text-green-700" if ok else "text-red-700")) \
-                            .props(f'data-testid="case-{c.test_case}"')
+                        testid(ui.label(f"{'PASS' if ok else c.status.upper()}  {c.test_case}{where}"
+                                        + (f": {c.error}" if c.error and not ok else ""))
+                               .classes("font-mono " + ("text-green-700" if ok else "text-red-700")),
+                               f"case-{c.test_case}")
 
             run_button.on_click(run_it)
 
@@ -521,7 +524,7 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
             except Conflict as e:
                 with messages:
                     ui.label(f"412 conflict: {e}").classes("text-red-700").props('data-testid="conflict"')
-                    ui.button("Reload (drops your edits)", on_click=lambda: ui.navigate.to(f"/tasks?path={path}"))
+                    ui.button("Reload (drops your edits)", on_click=lambda: ui.navigate.to(link_to("/tasks", path=path)))
                 return
             except UserError as e:
                 with messages:
