@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from benchwright.errors import InputError, Problem
@@ -25,6 +27,12 @@ from benchwright.errors import InputError, Problem
 MAX_BYTES = 50 * 1024 * 1024
 MAX_EXPANDED_NODES = 2_000_000
 """A document whose aliases expand past this many nodes is refused (an alias bomb)."""
+FAST_DEPTH = 256
+"""A document that may nest deeper than this (brackets, or columns of indentation) is read by
+the pure-Python parser, which stops at Python's recursion limit: the C parser recurses on the C
+stack and a few tens of thousands of ``[`` crash the process."""
+_BRACKETS = re.compile(r"[\[\]{}]")
+_LINE_PREFIX = re.compile(r"^[ \t?:-]*", re.M)
 
 DocPath = tuple[str | int, ...]
 
@@ -54,16 +62,12 @@ class Document:
     _lines: dict[DocPath, int] | None = field(default=None, repr=False)
 
     def _round_trip(self) -> None:
-        if self._lines is not None:
-            return
-        self._lines = {(): 1}
-        if self.text is None:
+        if self._raw is not None or self.text is None:
             return
         try:
             self._raw = _yaml().load(io.StringIO(self.text))
-        except (YAMLError, ValueError):  # pragma: no cover - the fast parse accepted it
+        except (YAMLError, ValueError, RecursionError):  # pragma: no cover - parsed before
             return
-        _plain(self._raw, (), self._lines)
 
     @property
     def raw(self) -> Any:
@@ -73,8 +77,19 @@ class Document:
 
     @property
     def lines(self) -> dict[DocPath, int]:
-        self._round_trip()
-        assert self._lines is not None
+        """The line of every key and item, from the C parser's nodes (a few times faster than
+        the round-trip parse, which only editing needs)."""
+        if self._lines is None:
+            self._lines = {(): 1}
+            if self.text is not None:
+                try:
+                    if _deep(self.text):
+                        self._round_trip()
+                        _plain(self._raw, (), self._lines)
+                    else:
+                        _node_lines(YAML(typ="safe", pure=False).compose(self.text), (), self._lines)
+                except (YAMLError, ValueError, RecursionError):  # pragma: no cover - parsed before
+                    pass
         return self._lines
 
     def line_of(self, path: DocPath) -> int | None:
@@ -137,6 +152,30 @@ def _expanded_size(value: Any, memo: dict[int, int], limit: int) -> int:
     return size
 
 
+def _deep(text: str) -> bool:
+    """Whether ``text`` may nest deeper than :data:`FAST_DEPTH` (an over-estimate: brackets in
+    strings count too, so a document it flags is only parsed more slowly)."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        depth = depth + 1 if m.group() in "[{" else max(0, depth - 1)
+        if depth > FAST_DEPTH:
+            return True
+    return any(len(m.group()) > 2 * FAST_DEPTH for m in _LINE_PREFIX.finditer(text))
+
+
+def _node_lines(node: Node | None, path: DocPath, lines: dict[DocPath, int]) -> None:
+    """The line of every key and item under ``node`` (as :func:`_plain` finds them)."""
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            part = str(key.value) if isinstance(key, ScalarNode) else str(key)
+            lines.setdefault((*path, part), key.start_mark.line + 1)
+            _node_lines(value, (*path, part), lines)
+    elif isinstance(node, SequenceNode):
+        for i, item in enumerate(node.value):
+            lines.setdefault((*path, i), item.start_mark.line + 1)
+            _node_lines(item, (*path, i), lines)
+
+
 def _plain(value: Any, path: DocPath, lines: dict[DocPath, int]) -> Any:
     if isinstance(value, CommentedMap):
         out: dict[Any, Any] = {}
@@ -177,20 +216,27 @@ def parse_text(text: str, file: str) -> Document:
         raise InputError([Problem(file, "the file is empty", line=1,
                                   hint="write the document, e.g. start with 'version: 1'")])
     try:
-        data = YAML(typ="safe", pure=False).load(text)
+        data = YAML(typ="safe", pure=_deep(text)).load(text)
     except MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else None
         msg = " ".join(str(x) for x in (e.context, e.problem) if x) or str(e)
         raise InputError([Problem(file, f"invalid YAML: {msg}", line=line,
                                   hint="check indentation, colons and quoting on that line")]) from None
-    except (YAMLError, ValueError, RecursionError) as e:
+    except RecursionError:
+        raise InputError([Problem(file, "the YAML nests too deeply to read", line=None,
+                                  hint="write the data flatter")]) from None
+    except (YAMLError, ValueError) as e:
         raise InputError([Problem(file, f"invalid YAML: {e}", hint="check the YAML syntax")]) from None
-    if _expanded_size(data, {}, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES:
-        raise InputError([Problem(file, "YAML aliases expand to more than "
-                                  f"{MAX_EXPANDED_NODES} nodes (an alias bomb?)", line=1,
-                                  hint="write the data out instead of nesting aliases")])
-    return Document(file=file, data=_normalise(data), text=text)
+    try:
+        if _expanded_size(data, {}, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES:
+            raise InputError([Problem(file, "YAML aliases expand to more than "
+                                      f"{MAX_EXPANDED_NODES} nodes (an alias bomb?)", line=1,
+                                      hint="write the data out instead of nesting aliases")])
+        return Document(file=file, data=_normalise(data), text=text)
+    except RecursionError:
+        raise InputError([Problem(file, "the YAML nests too deeply to read", line=None,
+                                  hint="write the data flatter")]) from None
 
 
 def _normalise(value: Any) -> Any:

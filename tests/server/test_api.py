@@ -23,7 +23,7 @@ CONFIG = ("version: 1\ntask_sources: [tasks/basics.yaml]\nlanguages: [python]\nd
 @pytest.fixture
 def client(workspace: Path) -> Iterator[TestClient]:
     (workspace / "configs" / "quick.yaml").write_text(CONFIG)
-    with TestClient(create_app(Workspace.open(workspace))) as c:
+    with TestClient(create_app(Workspace.open(workspace)), base_url="http://localhost") as c:
         yield c
 
 

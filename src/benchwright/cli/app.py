@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from benchwright import __version__
 from benchwright.cli import cache_cmd, doctor_cmd, token_cmd
 from benchwright.errors import BenchwrightError, InputError, MissingDependency, UserError
+from benchwright.server.guard import MAX_BODY_MB
 from benchwright.workspace import Workspace
 
 app = typer.Typer(
@@ -564,6 +565,8 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
     auth: Annotated[bool, typer.Option(help="Require tokens ('benchwright token create').")] = False,
+    max_body_mb: Annotated[float, typer.Option(
+        min=0.01, help="The largest request body accepted, in MiB (larger: 413).")] = MAX_BODY_MB,
 ) -> None:
     """Serve the REST API (OpenAPI at /api/docs) for a workspace."""
     import uvicorn
@@ -571,8 +574,12 @@ def serve(
     from benchwright.server.api import create_app
 
     ws = _ws(workspace_dir)
-    # the UI's session store goes in the workspace, not wherever the server was started
-    os.environ.setdefault("NICEGUI_STORAGE_PATH", str(ws.state / "ui"))
+    # the UI's store goes in the workspace, not wherever the server was started; only this
+    # user may enter it (the UI keeps no token there, but what it keeps is nobody else's)
+    store = ws.state / "ui"
+    store.mkdir(parents=True, exist_ok=True)
+    os.chmod(store, 0o700)
+    os.environ.setdefault("NICEGUI_STORAGE_PATH", str(store))
     if auth:
         from benchwright.server.auth import TokenStore
 
@@ -586,4 +593,5 @@ def serve(
     err.print(f"benchwright serve: {ws.root} at {where}/ui (API: {where}/api, docs: {where}/api/docs); "
               + ("tokens required (--auth)" if auth else "no authentication: loopback only"),
               markup=False, highlight=False)
-    uvicorn.run(create_app(ws, auth_on=auth, with_ui=True), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(ws, auth_on=auth, with_ui=True, max_body_mb=max_body_mb), host=host,
+                port=port, log_level="warning")

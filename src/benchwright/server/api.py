@@ -19,11 +19,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 
 from benchwright import __version__
 from benchwright.errors import InfraError, InputError, Problem, UserError
 from benchwright.run.jsonl import SkippedLines
 from benchwright.server import auth
+from benchwright.server.guard import MAX_BODY_MB, Guard
 from benchwright.server.service import FOLDERS, Conflict, FileKind, NotFound, Service
 from benchwright.workspace import Workspace
 
@@ -136,11 +138,18 @@ def _error(status: int, code: str, message: str, headers: dict[str, str] | None 
     return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
 
 
-def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False) -> FastAPI:
+def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False,
+               max_body_mb: float = MAX_BODY_MB) -> FastAPI:
     """The application: the API under ``/api`` for the workspace ``ws``, and with ``with_ui``
-    the web UI under ``/ui`` (once per process: NiceGUI's pages are global)."""
+    the web UI under ``/ui`` (once per process: NiceGUI's pages are global). Every request
+    passes :class:`~benchwright.server.guard.Guard` first (loopback ``Host`` names only without
+    ``auth_on``, no cross-origin browser requests, frame protection) and bodies are limited to
+    ``max_body_mb`` MiB (413)."""
     app = FastAPI(title="benchwright", version=__version__, docs_url="/api/docs",
                   openapi_url="/api/openapi.json", redoc_url=None)
+    max_body = int(max_body_mb * 1024 * 1024)
+    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body)
+    app.add_middleware(Guard, loopback_only=not auth_on, max_body=max_body)
     service = Service(ws)
     app.state.service = service
     app.state.auth = auth.Auth(auth.TokenStore(ws) if auth_on else None)
@@ -174,7 +183,11 @@ def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False) -
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        code = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
+            exc.status_code, "http_error")
+        if exc.status_code == 413:
+            return _error(413, code, f"the request body is larger than {max_body_mb:g} MiB "
+                          "(benchwright serve --max-body-mb)")
         return _error(exc.status_code, code, str(exc.detail))
 
     @app.exception_handler(InfraError)

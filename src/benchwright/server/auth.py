@@ -151,6 +151,18 @@ class TokenStore:
                 found = entry
         return found.info() if found is not None else None
 
+    def still(self, info: TokenInfo) -> TokenInfo | None:
+        """``info`` as the store has it now: None once its token was revoked (a web UI session
+        signed in with a token keeps its info, never the token, and asks again each time).
+
+        Raises:
+            UserError: ``tokens.json`` is unreadable.
+        """
+        for entry in self._read():
+            if entry.id == info.id and entry.created == info.created:
+                return entry.info()
+        return None
+
     def list(self) -> list[TokenInfo]:
         """Every live token, oldest first.
 
