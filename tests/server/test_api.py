@@ -98,6 +98,20 @@ def test_a_symlink_out_of_the_workspace_is_refused(client: TestClient, workspace
     assert all(f["path"] != "configs/link.yaml" for f in client.get("/api/files").json())
 
 
+def test_a_run_id_names_a_folder_of_results_only(client: TestClient, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI takes a run folder's path as a run id; an API caller's run id never leaves
+    results/ (a run-like folder where the server was started is not served)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "run.yaml").write_text("run_id: elsewhere\n")
+    (elsewhere / "summary.yaml").write_text("secret: bw-not-in-the-workspace\n")
+    monkeypatch.chdir(tmp_path)
+    for route in ("/api/runs/elsewhere", "/api/runs/elsewhere/summary", "/api/runs/elsewhere/records"):
+        got = client.get(route)
+        assert got.status_code == 404 and "bw-not-in-the-workspace" not in got.text, route
+
+
 def _wait(client: TestClient, run_id: str, states: set[str], timeout_s: float = 240) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -186,7 +186,7 @@ class Service:
         if "/" in run_id or run_id in ("", ".", ".."):
             raise NotFound(f"no run {run_id!r}")
         try:
-            return RunFolder(self.ws.run_dir(run_id))
+            return RunFolder(self.ws.run_dir(run_id, paths=False))
         except UserError as e:
             raise NotFound(str(e)) from None
 

@@ -70,8 +70,10 @@ class Workspace:
                 return c.resolve()
         return candidates[0]
 
-    def run_dir(self, run_id: str) -> Path:
-        """The folder of ``run_id``; ``latest`` is the newest run.
+    def run_dir(self, run_id: str, *, paths: bool = True) -> Path:
+        """The folder of ``run_id``; ``latest`` is the newest run. With ``paths`` (the CLI's
+        user), ``run_id`` may also be a run folder's path; the server passes False: a run id
+        from an API caller names a folder of ``results/`` and nothing else.
 
         Raises:
             UserError: no such run.
@@ -82,7 +84,7 @@ class Workspace:
                 raise UserError(f"no runs in {self.results} (start one with 'benchwright run CONFIG')")
             return runs[-1].parent
         direct = Path(run_id)
-        if (direct / "run.yaml").is_file():
+        if paths and (direct / "run.yaml").is_file():
             return direct.resolve()
         folder = self.results / run_id
         if not (folder / "run.yaml").is_file():
