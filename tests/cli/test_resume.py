@@ -98,7 +98,9 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path, bw: Runner, at
 def read_jsonl_tolerant(path: Path) -> list[dict[str, object]]:
     import json
 
-    out = []
+    out: list[dict[str, object]] = []
+    if not path.exists():   # killed before the run made it (at record 0, generations may not exist yet)
+        return out
     for line in path.read_bytes().splitlines(keepends=True):
         if line.endswith(b"\n"):
             with contextlib.suppress(json.JSONDecodeError):
