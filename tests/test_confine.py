@@ -57,7 +57,7 @@ def test_a_path_inside_the_workspace_resolves(layout: tuple[Path, Path]) -> None
 
 
 def test_dot_dot_out_of_the_workspace_is_refused_with_the_fix(layout: tuple[Path, Path]) -> None:
-    ws, secret = layout
+    ws, _ = layout
     refused = _refused(ws, "../../outside/secret.yaml")
     assert "outside the workspace" in refused.problem.message
     assert "allowed_folders" in refused.problem.hint and "benchwright.yaml" in refused.problem.hint

@@ -23,8 +23,8 @@ from benchwright.errors import InputError, Problem
 
 STATE = ".benchwright"
 """The workspace's own state (tokens, UI state, cache): never named by a file."""
-FIX = ("move it into the workspace, or have an admin list its folder under allowed_folders in "
-       "benchwright.yaml")
+FIX = ("paths in YAML files stay inside the workspace: move it there, or have an admin list its "
+       "folder under allowed_folders in benchwright.yaml")
 
 
 class OutsideWorkspace(InputError):
@@ -68,8 +68,7 @@ def confine(value: str | Path, *, base: Path, workspace: Path, allowed: Sequence
     if home is None:
         lexical = Path(os.path.normpath(joined if joined.is_absolute() else Path.cwd() / joined))
         through = " through a symbolic link" if any(_within(lexical, f) for f in folders) else ""
-        raise refused(f"{text!r} leads outside the workspace{through}: paths in this file must "
-                      "stay inside it or in a folder listed under allowed_folders")
+        raise refused(f"{text!r} leads outside the workspace{through}")
     if any(STATE in resolved.relative_to(f).parts for f in folders if _within(resolved, f)):
         raise refused(f"{text!r} leads into {STATE}/, which holds the workspace's tokens and state "
                       "and is never read for a file", hint="name a file elsewhere in the workspace")
