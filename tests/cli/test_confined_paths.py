@@ -110,3 +110,18 @@ def test_the_example_workspace_still_validates(workspace: Path, bw: Runner) -> N
                    for p in (workspace / sub).glob("*.yaml"))
     proc = bw("validate", *files, cwd=workspace)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_replay_provider_reading_recordings_outside_is_refused(workspace: Path, elsewhere: Path,
+                                                                 bw: Runner) -> None:
+    (elsewhere / "generations.jsonl").write_text(f'{{"raw": "{MARKER}"}}\n')
+    settings = workspace / "benchwright.yaml"
+    settings.write_text(settings.read_text().replace(
+        "providers:\n", "providers:\n  old:\n    type: replay\n    path: ../elsewhere/generations.jsonl\n", 1))
+    (workspace / "configs" / "x.yaml").write_text(CONFIG.format(source="tasks/basics.yaml").replace(
+        "[reference]", "[old/reference]"))
+    proc = bw("run", "configs/x.yaml", cwd=workspace)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "benchwright.yaml: error: providers.old.path: " in proc.stderr
+    assert "outside the workspace" in proc.stderr and MARKER not in proc.stdout + proc.stderr
+    assert not any((workspace / "results").iterdir())
