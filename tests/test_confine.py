@@ -11,7 +11,7 @@ import pytest
 from benchwright.config.settings import Settings
 from benchwright.errors import InputError
 from benchwright.workspace import Workspace
-from benchwright.workspace.confine import Confinement, OutsideWorkspace, confine
+from benchwright.workspace.confine import Confinement, PathRefused, confine
 
 SECRET = "CONFINE-SECRET-1b7e"
 
@@ -35,8 +35,8 @@ def _confine(ws: Path, value: str | Path, allowed: tuple[Path, ...] = (), base: 
                    file=ws / "configs" / "c.yaml", line=3)
 
 
-def _refused(ws: Path, value: str | Path, allowed: tuple[Path, ...] = ()) -> OutsideWorkspace:
-    with pytest.raises(OutsideWorkspace) as info:
+def _refused(ws: Path, value: str | Path, allowed: tuple[Path, ...] = ()) -> PathRefused:
+    with pytest.raises(PathRefused) as info:
         _confine(ws, value, allowed)
     problem = info.value.problem
     assert isinstance(info.value, InputError) and info.value.problems == [problem]
@@ -117,6 +117,7 @@ def test_a_missing_path_is_refused_outside_and_returned_inside(layout: tuple[Pat
     (ws / "tasks" / "loop").symlink_to(ws / "tasks" / "loop")
     _refused(ws, "../tasks/loop")
     _refused(ws, "tasks/a\x00b")
+    assert "cannot be looked at" in _refused(ws, "../tasks/" + "a" * 300).problem.message  # too long
 
 
 def test_locate_tries_each_base_and_never_prefers_an_outside_file(layout: tuple[Path, Path]) -> None:
@@ -127,9 +128,9 @@ def test_locate_tries_each_base_and_never_prefers_an_outside_file(layout: tuple[
     assert jail.locate("../tasks/t.yaml", bases=bases, field="f", file="c.yaml") == (ws / "tasks" / "t.yaml").resolve()
     # inside but missing: the first inside candidate, for the caller to report
     assert jail.locate("tasks/no.yaml", bases=bases, field="f", file="c.yaml") == (ws / "tasks" / "no.yaml").resolve()
-    with pytest.raises(OutsideWorkspace):  # outside from every base (it exists)
+    with pytest.raises(PathRefused):  # outside from every base (it exists)
         jail.locate("../outside/secret.yaml", bases=[ws, ws / "configs"], field="f", file="c.yaml")
-    with pytest.raises(OutsideWorkspace):  # outside from the workspace, missing from configs/
+    with pytest.raises(PathRefused):  # outside from the workspace, missing from configs/
         jail.locate("../secret.yaml", bases=bases, field="f", file="c.yaml")
     assert jail.contains(ws / "tasks") and not jail.contains(secret) and not jail.contains(ws / ".benchwright")
 

@@ -26,7 +26,7 @@ from benchwright.task.load import LoadedSource, parse_task_source
 from benchwright.task.model import Task
 from benchwright.task.render import RenderFailure, render_judge_prompt, render_task
 from benchwright.workspace import Workspace
-from benchwright.workspace.confine import OutsideWorkspace
+from benchwright.workspace.confine import PathRefused
 
 Kind = Literal["task-source", "exec-config", "scenario"]
 STANDARD_PARAMETERS = ("all-tests-public", "all-tests-hidden", "should-write-comments", "use-llm-judge")
@@ -170,7 +170,7 @@ def check_config(path: Path, ws: Workspace) -> tuple[
     for i, name in enumerate(config.task_sources):
         try:
             p = ws.locate(name, file=path, field=f"task_sources[{i}]", line=doc.line_of(("task_sources", i)))
-        except OutsideWorkspace as e:
+        except PathRefused as e:
             problems += e.problems
             continue
         if not p.is_file():

@@ -219,7 +219,7 @@ def test_rescore_a_real_run_through_the_cli(tmp_path: Path) -> None:
 def test_in_a_run_the_recordings_stay_inside_the_workspace(tmp_path: Path) -> None:
     """``path`` in benchwright.yaml is confined like every path a file names, once a run has
     given the provider its workspace."""
-    from benchwright.workspace.confine import OutsideWorkspace
+    from benchwright.workspace.confine import PathRefused
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -228,7 +228,7 @@ def test_in_a_run_the_recordings_stay_inside_the_workspace(tmp_path: Path) -> No
     for value in (outside, outside.parent, "../other/results/run-1", tmp_path / "other" / "gone.jsonl"):
         p = provider(value)
         p.workspace = ws
-        with pytest.raises(OutsideWorkspace) as info:
+        with pytest.raises(PathRefused) as info:
             asyncio.run(p.preflight())
         assert info.value.problem.file == str(ws / "benchwright.yaml")
         assert info.value.problem.path == "providers.old.path"

@@ -15,7 +15,7 @@ from benchwright.agents.scenario import AgentTask, Scenario, ScorerSpec, parse_s
 from benchwright.config.model import AgentSpec, ExecConfig
 from benchwright.errors import InputError, Problem
 from benchwright.workspace import Workspace
-from benchwright.workspace.confine import OutsideWorkspace
+from benchwright.workspace.confine import PathRefused
 from benchwright.yamldoc import Document
 
 
@@ -62,7 +62,7 @@ def check_scenario(ws: Workspace, path: Path) -> tuple[Scenario | None, list[Pro
     try:
         where = repo.locate(recipe.repo, base=path.parent, confinement=ws.confinement, file=path,
                             field="workspace.repo", line=doc.line_of(("workspace", "repo")))
-    except OutsideWorkspace as e:
+    except PathRefused as e:
         return None, [*problems, *e.problems]
     return scenario.model_copy(update={"workspace": recipe.model_copy(update={"repo": where})}), problems
 
@@ -81,7 +81,7 @@ def load_scenarios(ws: Workspace, config: ExecConfig, config_path: Path,
         try:
             path = ws.locate(name, file=config_path, field=f"scenarios[{i}]",
                              line=doc.line_of(("scenarios", i)) if doc else None)
-        except OutsideWorkspace as e:
+        except PathRefused as e:
             problems += e.problems
             continue
         if not path.is_file():
@@ -122,7 +122,7 @@ def agent_files(ws: Workspace, config: ExecConfig, config_path: Path,
             line = doc.line_of(("agents", i, "files", j)) if doc else None
             try:
                 path = ws.locate(name, file=config_path, field=f"agents[{i}].files[{j}]", line=line)
-            except OutsideWorkspace as e:
+            except PathRefused as e:
                 problems += e.problems
                 continue
             if not path.is_file():

@@ -61,7 +61,7 @@ def locate(repo: str, *, base: Path, confinement: Confinement, file: Path | str,
 
     Raises:
         ValueError: a refused form.
-        OutsideWorkspace: a file URL or folder outside the workspace and the allowed folders.
+        PathRefused: a file URL or folder outside the workspace and the allowed folders.
     """
     kind = form(repo)
     if kind == "remote":

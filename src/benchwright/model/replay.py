@@ -158,7 +158,7 @@ class ReplayProvider(Provider):
 
         Raises:
             UserError: no ``path`` setting.
-            OutsideWorkspace: in a run, it leads outside the workspace and its allowed folders.
+            PathRefused: in a run, it leads outside the workspace and its allowed folders.
         """
         if self._path is None:
             if self.path_setting is None:

@@ -51,7 +51,7 @@ from benchwright.run.worker import Worker, WorkerSpec
 from benchwright.sandbox.base import Sandbox
 from benchwright.task.load import LoadedSource, load_task_source
 from benchwright.workspace import Workspace
-from benchwright.workspace.confine import OutsideWorkspace
+from benchwright.workspace.confine import PathRefused
 from benchwright.workspace.workspace import SETTINGS_FILE
 from benchwright.yamldoc import Document
 
@@ -97,7 +97,7 @@ def task_source_paths(ws: Workspace, config: ExecConfig, config_path: Path, cli:
         else:
             try:
                 p = ws.locate(name, file=config_path, field=f"task_sources[{i}]", line=line)
-            except OutsideWorkspace as e:
+            except PathRefused as e:
                 problems += e.problems
                 continue
         if not p.is_file():

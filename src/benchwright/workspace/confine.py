@@ -27,9 +27,9 @@ FIX = ("paths in YAML files stay inside the workspace: move it there, or have an
        "folder under allowed_folders in benchwright.yaml")
 
 
-class OutsideWorkspace(InputError):
-    """A path named in a file leads outside the workspace and the allowed folders (or into
-    ``.benchwright``)."""
+class PathRefused(InputError):
+    """A path named in a file leads outside the workspace and the allowed folders, or into
+    ``.benchwright``, or cannot be looked at (a link loop, a name too long)."""
 
     def __init__(self, problem: Problem) -> None:
         super().__init__([problem])
@@ -47,13 +47,14 @@ def confine(value: str | Path, *, base: Path, workspace: Path, allowed: Sequence
     Whether it exists is not checked (the caller says when it is missing).
 
     Raises:
-        OutsideWorkspace: it leads elsewhere; the problem is located at ``field`` (its place in
-            the document, e.g. ``task_sources[0]``) and ``line`` of ``file``.
+        PathRefused: it leads elsewhere, or cannot be looked at; the problem is located at
+            ``field`` (its place in the document, e.g. ``task_sources[0]``) and ``line`` of
+            ``file``.
     """
     text = str(value)
 
-    def refused(message: str, hint: str = FIX) -> OutsideWorkspace:
-        return OutsideWorkspace(Problem(str(file), message, path=field, line=line, hint=hint))
+    def refused(message: str, hint: str = FIX) -> PathRefused:
+        return PathRefused(Problem(str(file), message, path=field, line=line, hint=hint))
 
     if not text or "\x00" in text:
         raise refused(f"{text!r} is not a path", hint="write a path relative to the workspace")
@@ -72,6 +73,12 @@ def confine(value: str | Path, *, base: Path, workspace: Path, allowed: Sequence
     if any(STATE in resolved.relative_to(f).parts for f in folders if _within(resolved, f)):
         raise refused(f"{text!r} leads into {STATE}/, which holds the workspace's tokens and state "
                       "and is never read for a file", hint="name a file elsewhere in the workspace")
+    try:  # inside now: whether it exists is no secret, but a name too long must not crash a caller
+        resolved.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as e:
+        raise refused(f"{text!r} cannot be looked at ({e.strerror})", hint="check the path") from None
     return resolved
 
 
@@ -95,15 +102,15 @@ class Confinement:
         when none exists, the first allowed one (the caller reports it missing).
 
         Raises:
-            OutsideWorkspace: no allowed path exists and some base leads outside (the first such
+            PathRefused: no allowed path exists and some base leads outside (the first such
                 problem): whether an outside path exists never changes the answer.
         """
         kept: list[Path] = []
-        refusal: OutsideWorkspace | None = None
+        refusal: PathRefused | None = None
         for base in dict.fromkeys(bases):
             try:
                 path = self.path(value, base=base, field=field, file=file, line=line)
-            except OutsideWorkspace as e:
+            except PathRefused as e:
                 refusal = refusal or e
                 continue
             if path.exists():
@@ -117,6 +124,6 @@ class Confinement:
         """Whether ``path`` (resolved here) is one a file may name."""
         try:
             self.path(path, base=self.workspace, field="", file="")
-        except OutsideWorkspace:
+        except PathRefused:
             return False
         return True

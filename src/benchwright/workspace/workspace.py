@@ -69,7 +69,7 @@ class Workspace:
         :mod:`benchwright.workspace.confine`). It may not exist (the caller says so).
 
         Raises:
-            OutsideWorkspace: it leads outside the workspace and the allowed folders.
+            PathRefused: it leads outside the workspace and the allowed folders.
         """
         return self.confinement.locate(name, bases=[self.root, file.parent, Path.cwd()], field=field,
                                        file=file, line=line)
