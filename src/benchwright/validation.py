@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from benchwright import yamldoc
-from benchwright.agents.plan import load_scenarios
-from benchwright.agents.scenario import parse_scenario
+from benchwright.agents.plan import agent_files, check_scenario, load_scenarios
 from benchwright.config.load import parse_config
 from benchwright.config.model import ExecConfig, ModelSpec, Toggle
 from benchwright.errors import InputError, Problem, UserError
@@ -27,6 +26,7 @@ from benchwright.task.load import LoadedSource, parse_task_source
 from benchwright.task.model import Task
 from benchwright.task.render import RenderFailure, render_judge_prompt, render_task
 from benchwright.workspace import Workspace
+from benchwright.workspace.confine import PathRefused
 
 Kind = Literal["task-source", "exec-config", "scenario"]
 STANDARD_PARAMETERS = ("all-tests-public", "all-tests-hidden", "should-write-comments", "use-llm-judge")
@@ -168,12 +168,17 @@ def check_config(path: Path, ws: Workspace) -> tuple[
         problems += e.problems
     paths = []
     for i, name in enumerate(config.task_sources):
-        p = ws.resolve(name, relative_to=path.parent)
+        try:
+            p = ws.locate(name, file=path, field=f"task_sources[{i}]", line=doc.line_of(("task_sources", i)))
+        except PathRefused as e:
+            problems += e.problems
+            continue
         if not p.is_file():
             problems.append(doc.problem(("task_sources", i), f"task source {name!r} not found",
                                         hint=f"paths are relative to the workspace {ws.root}"))
         else:
             paths.append(p)
+    problems += agent_files(ws, config, path, doc)[1]
     enabled = set(config.enabled_criteria())
     for name in config.thresholds:
         if not name.startswith("pass@") and name not in enabled and config.criteria:
@@ -238,7 +243,7 @@ def validate(paths: Sequence[Path], ws: Workspace, kind: Kind | None = None) -> 
         elif k == "task-source":
             source(path)
         elif k == "scenario":
-            report.problems += parse_scenario(path)[2]
+            report.problems += check_scenario(ws, path)[1]
         else:
             problems, refs, config, doc = check_config(path, ws)
             report.problems += problems

@@ -214,6 +214,26 @@ class TestHFProvider:
         bad = HFProvider("hf", ProviderSettings(type="hf", dtype="float13"))
         assert any("float13" in p for p in asyncio.run(bad.preflight([])))
 
+    def test_in_a_run_a_model_folder_outside_the_workspace_is_refused(self, tmp_path: Path,
+                                                                       model_dir: Path) -> None:
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        (ws / "linked").symlink_to(model_dir, target_is_directory=True)
+        provider = HFProvider("hf", ProviderSettings(type="hf"))
+        provider.workspace = ws
+        missing = model_dir.parent / "no-such-model"
+        answers = {}
+        for model in (str(model_dir), str(missing), "linked", f"../{model_dir.name}"):
+            (problem,) = asyncio.run(provider.preflight([model]))
+            assert "outside the workspace" in problem and "allowed_folders" in problem, problem
+            answers[model] = problem.replace(model, "M")
+        assert answers[str(model_dir)] == answers[str(missing)]  # no oracle for host folders
+        with pytest.raises(ProviderError) as e:
+            asyncio.run(provider.generate(_request(model_dir)))
+        assert "outside the workspace" in str(e.value)
+        provider.allowed_folders = (model_dir.parent,)
+        assert asyncio.run(provider.preflight([str(model_dir), "linked"])) == []
+
     def test_generate_with_a_missing_model_is_not_retryable(self, tmp_path: Path) -> None:
         provider = HFProvider("hf", ProviderSettings(type="hf"))
         with pytest.raises(ProviderError) as e:

@@ -214,3 +214,32 @@ def test_rescore_a_real_run_through_the_cli(tmp_path: Path) -> None:
     proc = run_cli("run", config, "--run-id", "third", cwd=ws)
     assert proc.returncode == 2, proc.stderr
     assert "results/nope" in proc.stderr
+
+
+def test_in_a_run_the_recordings_stay_inside_the_workspace(tmp_path: Path) -> None:
+    """``path`` in benchwright.yaml is confined like every path a file names, once a run has
+    given the provider its workspace."""
+    from benchwright.workspace.confine import PathRefused
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "benchwright.yaml").write_text("version: 1\n")
+    outside = write_run(tmp_path / "other" / "results" / "run-1", ROWS)
+    for value in (outside, outside.parent, "../other/results/run-1", tmp_path / "other" / "gone.jsonl"):
+        p = provider(value)
+        p.workspace = ws
+        with pytest.raises(PathRefused) as info:
+            asyncio.run(p.preflight())
+        assert info.value.problem.file == str(ws / "benchwright.yaml")
+        assert info.value.problem.path == "providers.old.path"
+        assert "A0 gpt-4o" not in info.value.problem.render()
+        with pytest.raises(ProviderError) as failed:  # and it never answers from there
+            answer(p, req("add", "gpt-4o"))
+        assert not failed.value.retryable
+    opened = provider(outside)
+    opened.workspace, opened.allowed_folders = ws, (tmp_path / "other",)
+    assert asyncio.run(opened.preflight()) == []
+    write_run(ws / "results" / "run-1", ROWS)
+    inside = provider("run-1")
+    inside.workspace = ws
+    assert asyncio.run(inside.preflight()) == [] and answer(inside, req("add", "gpt-4o")).text == "A0 gpt-4o"

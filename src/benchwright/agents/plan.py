@@ -10,10 +10,12 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from benchwright.agents.scenario import AgentTask, Scenario, ScorerSpec, load_scenario
+from benchwright.agents import repo
+from benchwright.agents.scenario import AgentTask, Scenario, ScorerSpec, parse_scenario
 from benchwright.config.model import AgentSpec, ExecConfig
 from benchwright.errors import InputError, Problem
 from benchwright.workspace import Workspace
+from benchwright.workspace.confine import PathRefused
 from benchwright.yamldoc import Document
 
 
@@ -49,26 +51,47 @@ def execution_id(scenario: str, task: str, agent: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
+def check_scenario(ws: Workspace, path: Path) -> tuple[Scenario | None, list[Problem]]:
+    """A scenario file of ``ws``, parsed and checked, its ``workspace.repo`` confined like every
+    path a file names and given resolved (what the agent workspace reads is what was checked);
+    None when it has an error."""
+    doc, scenario, problems = parse_scenario(path)
+    if doc is None or scenario is None or scenario.workspace is None:
+        return scenario, problems
+    recipe = scenario.workspace
+    try:
+        where = repo.locate(recipe.repo, base=path.parent, confinement=ws.confinement, file=path,
+                            field="workspace.repo", line=doc.line_of(("workspace", "repo")))
+    except PathRefused as e:
+        return None, [*problems, *e.problems]
+    return scenario.model_copy(update={"workspace": recipe.model_copy(update={"repo": where})}), problems
+
+
 def load_scenarios(ws: Workspace, config: ExecConfig, config_path: Path,
                    doc: Document | None = None) -> list[LoadedScenario]:
     """Every scenario the config names, checked; every problem at once.
 
     Raises:
-        InputError: a scenario is missing or broken, or there are agents and no scenarios.
+        InputError: a scenario is missing, broken or outside the workspace, or there are agents
+            and no scenarios.
     """
     problems: list[Problem] = []
     out = []
     for i, name in enumerate(config.scenarios):
-        path = ws.resolve(name, relative_to=config_path.parent)
+        try:
+            path = ws.locate(name, file=config_path, field=f"scenarios[{i}]",
+                             line=doc.line_of(("scenarios", i)) if doc else None)
+        except PathRefused as e:
+            problems += e.problems
+            continue
         if not path.is_file():
             problems.append(Problem(str(config_path), f"scenario {name!r} not found (looked in {ws.root})",
                                     path=f"scenarios[{i}]", hint="check the path",
                                     line=doc.line_of(("scenarios", i)) if doc else None))
             continue
-        try:
-            scenario = load_scenario(path)
-        except InputError as e:
-            problems += e.problems
+        scenario, found = check_scenario(ws, path)
+        if scenario is None:
+            problems += [p for p in found if p.severity == "error"] or found
             continue
         out.append(LoadedScenario(path, scenario, hashlib.sha256(path.read_bytes()).hexdigest()))
     if config.agents and not config.scenarios:
@@ -87,26 +110,40 @@ def load_scenarios(ws: Workspace, config: ExecConfig, config_path: Path,
     return out
 
 
+def agent_files(ws: Workspace, config: ExecConfig, config_path: Path,
+                doc: Document | None = None) -> tuple[dict[str, list[Path]], list[Problem]]:
+    """The files each agent names (``agents[].files``), by agent name, located and confined
+    (nothing is read); a problem for each one missing or outside the workspace."""
+    problems: list[Problem] = []
+    own: dict[str, list[Path]] = {}
+    for i, agent in enumerate(config.agents):
+        paths = own.setdefault(agent.name, [])
+        for j, name in enumerate(agent.files):
+            line = doc.line_of(("agents", i, "files", j)) if doc else None
+            try:
+                path = ws.locate(name, file=config_path, field=f"agents[{i}].files[{j}]", line=line)
+            except PathRefused as e:
+                problems += e.problems
+                continue
+            if not path.is_file():
+                problems.append(Problem(str(config_path), f"agent file {name!r} not found (looked in {ws.root})",
+                                        path=f"agents[{i}].files[{j}]", line=line, hint="check the path"))
+                continue
+            paths.append(path)
+    return own, problems
+
+
 def agent_units(ws: Workspace, config: ExecConfig, config_path: Path,
-                scenarios: Sequence[LoadedScenario]) -> list[AgentUnit]:
+                scenarios: Sequence[LoadedScenario], doc: Document | None = None) -> list[AgentUnit]:
     """Every task of every scenario for every agent.
 
     Raises:
-        InputError: a file an agent names is missing.
+        InputError: a file an agent names is missing or outside the workspace.
     """
-    problems, own = [], {}
-    for i, agent in enumerate(config.agents):
-        files = []
-        for j, name in enumerate(agent.files):
-            path = ws.resolve(name, relative_to=config_path.parent)
-            if not path.is_file():
-                problems.append(Problem(str(config_path), f"agent file {name!r} not found (looked in {ws.root})",
-                                        path=f"agents[{i}].files[{j}]"))
-                continue
-            files.append((path.name, path.read_bytes()))
-        own[agent.name] = tuple(files)
+    paths, problems = agent_files(ws, config, config_path, doc)
     if problems:
         raise InputError(problems)
+    own = {name: tuple((p.name, p.read_bytes()) for p in found) for name, found in paths.items()}
     return [AgentUnit(execution_id(s.name, t.name, a.name), s, t, a, own[a.name])
             for s in scenarios for t in s.scenario.tasks for a in config.agents]
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from benchwright import yamldoc
+from benchwright.agents import repo as repo_forms
 from benchwright.errors import InputError, Problem
 from benchwright.problems import validate
 
@@ -148,8 +149,11 @@ class WorkspaceRecipe(Strict):
     """Where the agent works: a folder (or a git repository at ``ref``), set up, then committed
     as the baseline; ``hidden`` files are absent while the agent works."""
 
-    repo: str = Field(min_length=1, description="a folder, relative to the scenario file, or a git URL/path")
-    ref: str | None = Field(default=None, description="a git ref to check out (repo is a git repository)")
+    repo: str = Field(min_length=1, description="a folder (relative to the scenario file) or a file:// "
+                      "URL, inside the workspace or an allowed folder; or a https://, ssh://, git:// "
+                      "or user@host:path git URL")
+    ref: str | None = Field(default=None, min_length=1,
+                            description="a git ref to check out (repo is a git repository)")
     setup: list[str] = Field(default_factory=list, description="shell commands run before the baseline")
     hidden: list[str] = Field(default_factory=list, description="files absent while the agent works")
     setup_timeout_s: int = Field(default=900, ge=1, le=3600)
@@ -158,6 +162,20 @@ class WorkspaceRecipe(Strict):
     @classmethod
     def _inside(cls, value: list[str]) -> list[str]:
         return [_relative(v) for v in value]
+
+    @field_validator("repo")
+    @classmethod
+    def _repo(cls, value: str) -> str:
+        repo_forms.form(value)  # a refused form is a ValueError: a config error at its line
+        return value
+
+    @field_validator("ref")
+    @classmethod
+    def _ref(cls, value: str | None) -> str | None:
+        if value is not None and value.startswith("-"):
+            raise ValueError(f"{value!r} starts with '-', which git would read as an option: name a "
+                             "branch, tag or commit")
+        return value
 
 
 class AgentTask(Strict):

@@ -42,6 +42,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from benchwright.agents import repo
 from benchwright.agents.change import Change, FileChange, Status
 from benchwright.agents.scenario import WorkspaceRecipe
 from benchwright.errors import InfraError, UnsafeFile, UserError
@@ -65,10 +66,6 @@ _STATUS: dict[str, Status] = {"A": "added", "M": "modified", "D": "deleted", "R"
 _HEADER = re.compile(r"^diff --git ", re.M)
 
 
-def _is_remote(repo: str) -> bool:
-    return "://" in repo or repo.startswith("git@")
-
-
 class AgentWorkspace:
     """The folder an agent works in, its baseline, and the diff against it."""
 
@@ -83,7 +80,9 @@ class AgentWorkspace:
     @classmethod
     def create(cls, recipe: WorkspaceRecipe, base_dir: Path, parent: Path) -> AgentWorkspace:
         """Copy the recipe's ``repo`` (a folder relative to ``base_dir``, or a git repository
-        checked out at ``ref``) into a new folder under ``parent``.
+        checked out at ``ref``) into a new folder under ``parent``. The repo was confined when
+        its scenario was loaded for the workspace (:func:`benchwright.agents.plan.check_scenario`);
+        a refused form is refused here too.
 
         Raises:
             UserError: the repository or the ref does not exist.
@@ -93,11 +92,15 @@ class AgentWorkspace:
         root = Path(tempfile.mkdtemp(prefix="bw-agent-", dir=parent))
         os.chmod(root, 0o711)
         ws = cls(root)
-        source = recipe.repo if _is_remote(recipe.repo) else str((base_dir / recipe.repo).resolve())
-        if not _is_remote(recipe.repo) and not Path(source).is_dir():
+        try:
+            kind = repo.form(recipe.repo)
+        except ValueError as e:
+            raise UserError(f"workspace repo: {e}") from None
+        source = recipe.repo if kind == "remote" else str(repo.local_path(recipe.repo, base_dir).resolve())
+        if kind != "remote" and not Path(source).is_dir():
             raise UserError(f"workspace repo {recipe.repo!r} not found (looked for {source})")
-        if recipe.ref is not None or _is_remote(recipe.repo):
-            ws._git(["clone", "--quiet", "--no-hardlinks", source, str(ws.work)], plain=True)
+        if recipe.ref is not None or kind != "local":
+            ws._git(["clone", "--quiet", "--no-hardlinks", "--", source, str(ws.work)], plain=True)
             if recipe.ref is not None:
                 ws._git(["-C", str(ws.work), "-c", "advice.detachedHead=false", "checkout", "--quiet",
                          recipe.ref], plain=True,

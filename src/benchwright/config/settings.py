@@ -8,9 +8,9 @@ import importlib.util
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Price(BaseModel):
@@ -203,6 +203,13 @@ class RaySettings(BaseModel):
         "(default: 4 per CPU of the cluster).")
 
 
+def _absolute(folder: Path) -> Path:
+    if not folder.is_absolute():
+        raise ValueError(f"{str(folder)!r} is not an absolute folder: write the whole path "
+                         "(e.g. /srv/benchmarks)")
+    return folder
+
+
 def _presets() -> dict[str, ProviderSettings]:
     from benchwright.model.presets import PRESETS
 
@@ -229,6 +236,12 @@ class Settings(BaseModel):
         description="For the energy criterion: the country (carbon intensity) and per-model figures.")
     sonarqube: SonarQubeSettings | None = Field(
         default=None, description="A SonarQube server for the sonarqube criterion (none: n/a).")
+    allowed_folders: list[Annotated[Path, AfterValidator(_absolute)]] = Field(
+        default_factory=list,
+        description="Absolute folders outside the workspace that paths inside its YAML files "
+        "(task sources, scenarios, agents' files, scenario repositories, replay recordings...) may "
+        "lead to. Without it, every such path must resolve inside the workspace; a .benchwright "
+        "folder is never allowed.")
 
     def extra(self) -> dict[str, Any]:
         return dict(self.model_extra or {})

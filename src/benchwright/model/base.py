@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from benchwright.config.settings import ProviderSettings
 from benchwright.errors import InfraError
+from benchwright.workspace.confine import Confinement
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,15 @@ class Provider(abc.ABC):
         self.workspace: Path | None = None
         """The workspace whose settings name this provider: relative paths in them are read
         from there (set by the run; None: the current folder's workspace)."""
+        self.allowed_folders: tuple[Path, ...] = ()
+        """The workspace settings' ``allowed_folders`` (set by :func:`~benchwright.model.resolve.create`):
+        with the workspace, where a path its settings or a config name may lead."""
+
+    def confinement(self) -> Confinement | None:
+        """Where paths this provider is given (its settings, a model folder) may lead, once a
+        run has set its :attr:`workspace`; None for a provider used on its own (a library
+        caller's, or a test's), which reads what it is given."""
+        return Confinement(self.workspace, self.allowed_folders) if self.workspace is not None else None
 
     def api_key(self) -> str | None:
         """The key from the environment variable the settings name (never from a file)."""

@@ -6,10 +6,13 @@ Configured in ``benchwright.yaml``::
       hf: {type: hf, device: cpu, dtype: float32, concurrency: 1}
     # then, in an execution config:  models: [hf//models/tiny-coder, hf/Qwen/Qwen2.5-Coder-0.5B]
 
-The model after ``hf/`` is a folder (absolute, or relative to the current directory or the
-workspace root) holding a model saved with ``save_pretrained``, or a Hugging Face hub id that is
-*already* in the local cache: nothing is ever downloaded (``local_files_only``), so fetch the model
-beforehand (``hf download ORG/NAME`` on a machine that can) or point at its folder.
+The model after ``hf/`` is a folder (absolute, or relative to the workspace root) holding a model
+saved with ``save_pretrained``, or a Hugging Face hub id that is *already* in the local cache:
+nothing is ever downloaded (``local_files_only``), so fetch the model beforehand (``hf download
+ORG/NAME`` on a machine that can) or point at its folder. In a run the folder is confined like
+every path a file names: inside the workspace or a folder listed under ``allowed_folders`` in
+``benchwright.yaml`` (see :mod:`benchwright.workspace.confine`). A provider used on its own
+(no workspace set) also tries the current directory and reads any folder.
 
 Unless set, ``concurrency`` is 1 and ``timeout_s`` 600 for this provider type. Settings
 extras: ``device`` (``cpu``, ``cuda``, ``cuda:1``, ``mps``; default ``cpu``), ``dtype``
@@ -38,6 +41,7 @@ from typing import Any
 from benchwright.config.settings import ProviderSettings
 from benchwright.errors import MissingDependency
 from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
+from benchwright.workspace.confine import FIX
 
 DEFAULT_MAX_TOKENS = 512
 INSTALL_HINT = "pip install 'benchwright[hf]'"
@@ -119,15 +123,29 @@ class HFProvider(Provider):
 
     # -- finding models -------------------------------------------------------------------
 
-    @staticmethod
-    def local_path(model: str) -> Path | None:
-        """The folder ``model`` names, if one exists (tried against the current directory, then
-        the workspace root)."""
+    def _candidates(self, model: str) -> list[Path]:
+        """Where the folder ``model`` names may be: itself when absolute, else under the
+        workspace root of a run (on its own: under the current directory, then the workspace
+        root)."""
         from benchwright.workspace.workspace import find_root
 
         p = Path(model).expanduser()
-        candidates = [p] if p.is_absolute() else [Path.cwd() / p, find_root() / p]
-        return next((c for c in candidates if c.is_dir()), None)
+        if p.is_absolute():
+            return [p]
+        return [self.workspace / p] if self.workspace is not None else [Path.cwd() / p, find_root() / p]
+
+    def _outside(self, model: str) -> bool:
+        """Whether, in a run, every place ``model`` may name leads outside the workspace and its
+        allowed folders (then nothing there is looked at)."""
+        confinement = self.confinement()
+        return confinement is not None and not any(confinement.contains(c) for c in self._candidates(model))
+
+    def local_path(self, model: str) -> Path | None:
+        """The folder ``model`` names, if one exists where it may be looked for (in a run: only
+        inside the workspace and its allowed folders)."""
+        confinement = self.confinement()
+        return next((c for c in self._candidates(model)
+                     if (confinement is None or confinement.contains(c)) and c.is_dir()), None)
 
     def _source(self, model: str) -> str:
         path = self.local_path(model)
@@ -151,9 +169,11 @@ class HFProvider(Provider):
             source = str(path)
         else:
             looks_like_path = model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
+            if self._outside(model):  # a path, or a name that a link in the workspace leads out
+                return f"model {model!r}: the folder leads outside the workspace ({FIX})"
             if looks_like_path:
-                return (f"model {model!r}: no such folder (relative paths are read from the current "
-                        "directory or the workspace root; the hf provider never downloads a model)")
+                return (f"model {model!r}: no such folder (relative paths are read from the workspace "
+                        "root; the hf provider never downloads a model)")
             if not _in_hub_cache(model):
                 return (f"model {model!r} is not available locally: it is neither a folder nor in "
                         f"the local Hugging Face cache ({_hub_cache()}); the hf provider never "

@@ -154,11 +154,22 @@ class ReplayProvider(Provider):
 
     @property
     def path(self) -> Path:
+        """The generations file, confined like every path a file names.
+
+        Raises:
+            UserError: no ``path`` setting.
+            PathRefused: in a run, it leads outside the workspace and its allowed folders.
+        """
         if self._path is None:
             if self.path_setting is None:
                 raise UserError(f"replay provider {self.name!r}: set 'path' (a run folder, a run id "
                                 "or a generations.jsonl) under providers in benchwright.yaml")
-            self._path = resolve_path(self.path_setting, self.workspace)
+            found = resolve_path(self.path_setting, self.workspace)
+            confinement = self.confinement()
+            if confinement is not None:
+                found = confinement.path(found, base=confinement.workspace, field=f"providers.{self.name}.path",
+                                         file=confinement.workspace / "benchwright.yaml")
+            self._path = found
         return self._path
 
     def _load(self) -> None:

@@ -51,6 +51,7 @@ from benchwright.run.worker import Worker, WorkerSpec
 from benchwright.sandbox.base import Sandbox
 from benchwright.task.load import LoadedSource, load_task_source
 from benchwright.workspace import Workspace
+from benchwright.workspace.confine import PathRefused
 from benchwright.workspace.workspace import SETTINGS_FILE
 from benchwright.yamldoc import Document
 
@@ -90,13 +91,20 @@ def task_source_paths(ws: Workspace, config: ExecConfig, config_path: Path, cli:
                                   hint="add 'task_sources: [tasks/x.yaml]' or pass --tasks FILE")])
     paths, problems = [], []
     for i, name in enumerate(names):
-        p = ws.resolve(name, relative_to=config_path.parent)
+        line = doc.line_of(("task_sources", i)) if doc and not cli else None
+        if cli:  # the user's own command line: not confined
+            p = ws.resolve(name, relative_to=config_path.parent)
+        else:
+            try:
+                p = ws.locate(name, file=config_path, field=f"task_sources[{i}]", line=line)
+            except PathRefused as e:
+                problems += e.problems
+                continue
         if not p.is_file():
             where = "task_sources" if not cli else "--tasks"
             problems.append(Problem(str(config_path) if not cli else "command line",
                                     f"task source {name!r} not found (looked in {ws.root})",
-                                    path=f"{where}[{i}]", hint="check the path",
-                                    line=doc.line_of(("task_sources", i)) if doc and not cli else None))
+                                    path=f"{where}[{i}]", hint="check the path", line=line))
         paths.append(p)
     if problems:
         raise InputError(problems)
@@ -170,7 +178,7 @@ def prepare(ws: Workspace, config_path: Path, tasks: Sequence[str] = (),
     sources = load_sources(paths)
     scenarios = load_scenarios(ws, config, config_path, doc)
     plan = build_plan(config, str(config_path), sources, ws.settings, config_doc=doc)
-    units = agent_units(ws, config, config_path, scenarios)
+    units = agent_units(ws, config, config_path, scenarios, doc)
     providers = make_providers(ws, plan, units)
     return Prepared(ws, config_path, config, sources, plan, providers, make_sandbox(ws), scenarios, units)
 

@@ -11,6 +11,7 @@ from benchwright import yamldoc
 from benchwright.config.settings import Settings
 from benchwright.errors import InputError, UserError
 from benchwright.problems import validate
+from benchwright.workspace.confine import Confinement
 
 SETTINGS_FILE = "benchwright.yaml"
 
@@ -56,8 +57,27 @@ class Workspace:
     def state(self) -> Path:
         return self.root / ".benchwright"
 
+    @property
+    def confinement(self) -> Confinement:
+        """Where paths named inside this workspace's files may lead (the workspace, and the
+        settings' ``allowed_folders``)."""
+        return Confinement(self.root, tuple(self.settings.allowed_folders))
+
+    def locate(self, name: str, *, file: Path, field: str, line: int | None = None) -> Path:
+        """A path named inside ``file`` (at ``field``, ``line``): tried under the workspace,
+        beside the file, then in the current folder, and confined (see
+        :mod:`benchwright.workspace.confine`). It may not exist (the caller says so).
+
+        Raises:
+            PathRefused: it leads outside the workspace and the allowed folders.
+        """
+        return self.confinement.locate(name, bases=[self.root, file.parent, Path.cwd()], field=field,
+                                       file=file, line=line)
+
     def resolve(self, path: str | Path, relative_to: Path | None = None) -> Path:
-        """A path from a file or the CLI: absolute, else under the workspace (or beside the file)."""
+        """A path from the command line (the user's own, not confined): absolute, else under the
+        workspace (or beside ``relative_to``, or in the current folder). A path named inside a
+        file goes through :meth:`locate`."""
         p = Path(path).expanduser()
         if p.is_absolute():
             return p
