@@ -1,5 +1,4 @@
-"""What the judge of an agent run reads (SPEC section 8, the document's "The judge on coding
-runs"): the task, the transcript and trajectory, the diff, the primary test command and its
+"""What the judge of an agent run reads: the task, the transcript and trajectory, the diff, the primary test command and its
 result, the scorer table, the llm_judge rubric notes, and the agent's output tails and exit code."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The scenario format (SPEC section 8, the scorer/judge document): a workspace recipe, the
+"""The scenario format: a workspace recipe, the
 scorers, and the tasks an agent is given.
 
 The field rules of the document are enforced here, so that ``benchwright validate`` reports a

@@ -1,4 +1,4 @@
-"""The judge of an agent run (SPEC section 8, the document's "The judge on coding runs").
+"""The judge of an agent run (docs/agents.md, "One agent run").
 
 The judge model is asked one fixed rubric (:data:`JUDGE_RUBRIC`, filled from an
 :class:`~benchwright.agents.evidence.Evidence` by :func:`judge_prompt`): task completion,

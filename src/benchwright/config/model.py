@@ -1,4 +1,4 @@
-"""The execution config format (SPEC section 4) as pydantic models."""
+"""The execution config format as pydantic models."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Importers: turn public benchmarks and plain JSONL files into task sources (SPEC section 3)."""
+"""Importers: turn public benchmarks and plain JSONL files into task sources."""
 
 from __future__ import annotations
 

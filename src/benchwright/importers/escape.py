@@ -1,7 +1,7 @@
 """Make arbitrary text safe to store where benchwright renders it as a template.
 
 Task prompts and test code are Jinja2 templates with ``${...}`` variables, ``{% ... %}`` blocks
-and ``{# ... #}`` comments (SPEC section 3). Imported text is data, not a template, so any text
+and ``{# ... #}`` comments. Imported text is data, not a template, so any text
 that a template engine would interpret is wrapped in ``{% raw %}`` blocks. Text without such
 sequences is returned unchanged, so most imported tasks stay readable.
 """

@@ -8,7 +8,7 @@
   ``<error type="infra_error">`` (whatever test cases it ran); a sample whose
   tests could not run at all (build error) a single ``unit-test [sample n]`` case.
 * ``json``: ``{"run": manifest, "summary": summary, "records": [...]}``.
-* ``csv``: every record, one row each; the SPEC section 7 keys first, then the others;
+* ``csv``: every record, one row each; the standard record keys first, then the others;
   ``details`` (and any other nested value) JSON-encoded.
 * ``markdown``: the same as ``benchwright report --format markdown``.
 
@@ -43,7 +43,7 @@ SPEC_KEYS = (
     "executor", "score", "unit", "verdict", "required", "output", "error", "time_ms", "test_case",
     "code",
 )
-"""The record keys of SPEC section 7, in its order: the first columns of the CSV export."""
+"""The standard record keys, in their documented order: the first columns of the CSV export."""
 
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 

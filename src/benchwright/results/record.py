@@ -1,4 +1,4 @@
-"""The result record (SPEC section 7) and the generation record, one JSON object a line."""
+"""The result record and the generation record, one JSON object a line."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ Verdict = Literal["pass", "fail", "n/a"]
 
 
 class Record(BaseModel):
-    """One result of one criterion for one sample. The SPEC keys are never renamed."""
+    """One result of one criterion for one sample. The standard keys are never renamed."""
 
     model_config = ConfigDict(extra="allow")
 

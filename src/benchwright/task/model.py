@@ -1,4 +1,4 @@
-"""The task source format (SPEC section 3) as pydantic models.
+"""The task source format as pydantic models.
 
 The thesis's own forms load as they are: ``version: 1.0``, empty lists written as nothing,
 lists written as comma strings, and function names inferred from the golden solution.

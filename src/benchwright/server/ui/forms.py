@@ -1,5 +1,4 @@
-"""Form editors of the web UI: an execution config (SPEC section 4) and a scenario's scorers
-(SPEC section 8), each beside its YAML.
+"""Form editors of the web UI: an execution config and a scenario's scorers, each beside its YAML.
 
 Every form change is applied to the YAML text round-trip (ruamel), so comments, key order and
 flow or block style survive; saving writes that text through :meth:`Service.write_file`, which
