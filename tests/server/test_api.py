@@ -112,6 +112,28 @@ def test_a_run_id_names_a_folder_of_results_only(client: TestClient, tmp_path: P
         assert got.status_code == 404 and "bw-not-in-the-workspace" not in got.text, route
 
 
+LONG = "n" * 300   # one name longer than the file system takes (ENAMETOOLONG)
+
+
+@pytest.mark.parametrize(("method", "route", "body"), [
+    ("GET", f"/api/files/configs/{LONG}.yaml", None),
+    ("PUT", f"/api/files/configs/{LONG}.yaml", {"text": "version: 1\n"}),
+    ("GET", f"/api/runs/{LONG}", None),
+    ("GET", f"/api/runs/{LONG}/records", None),
+    ("GET", f"/api/runs/{LONG}/summary", None),
+    ("POST", f"/api/runs/{LONG}/cancel", None),
+    ("GET", f"/api/compare?a={LONG}&b={LONG}", None),
+    ("POST", "/api/validate", {"path": f"configs/{LONG}.yaml", "text": "version: 1\n"}),
+    ("POST", "/api/runs", {"config": f"configs/{LONG}.yaml"}),
+    ("POST", "/api/runs", {"config": "configs/quick.yaml", "task_sources": [LONG]}),
+])
+def test_a_name_too_long_for_the_file_system_is_the_callers_error(
+        client: TestClient, method: str, route: str, body: dict[str, Any] | None) -> None:
+    got = client.request(method, route, json=body)
+    assert got.status_code in (400, 404), got.text
+    assert LONG not in got.text   # the name is shortened in the message, never echoed whole
+
+
 def _wait(client: TestClient, run_id: str, states: set[str], timeout_s: float = 240) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -72,6 +72,17 @@ class FileText:
     etag: str
 
 
+NAME_MAX = 255
+"""Bytes in one file name (Linux): a longer one makes the file system calls fail."""
+
+
+def _too_long(rel: str) -> bool:
+    """Whether a path from a caller has a part longer than one file name may be, or is longer
+    than any path the server would open (the calls would fail with ENAMETOOLONG)."""
+    data = rel.encode("utf-8", "surrogateescape")
+    return len(data) > 1024 or any(len(part) > NAME_MAX for part in data.split(b"/"))
+
+
 class Service:
     """Everything the server does, on one workspace."""
 
@@ -93,6 +104,8 @@ class Service:
         base = (root / FOLDERS[kind]).resolve() if kind is not None else root
         if not rel or rel.startswith(("/", "\\")) or "\x00" in rel:
             raise UserError(f"{rel!r}: give a path relative to the workspace")
+        if _too_long(rel):
+            raise UserError(f"{rel[:64]!r}...: a name in the path is longer than the file system allows")
         path = (root / rel).resolve()
         if path != base and base not in path.parents:
             where = f"the workspace's {FOLDERS[kind]}/ folder" if kind is not None else "the workspace"
@@ -183,8 +196,8 @@ class Service:
         return out
 
     def folder(self, run_id: str) -> RunFolder:
-        if "/" in run_id or run_id in ("", ".", ".."):
-            raise NotFound(f"no run {run_id!r}")
+        if "/" in run_id or run_id in ("", ".", "..") or _too_long(run_id):
+            raise NotFound(f"no run {run_id[:64]!r}")
         try:
             return RunFolder(self.ws.run_dir(run_id, paths=False))
         except UserError as e:
