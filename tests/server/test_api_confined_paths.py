@@ -213,7 +213,6 @@ def test_an_editor_cannot_copy_a_host_repository_into_a_run(client: TestClient, 
     "--upload-pack=touch {host}/pwned",
     "-u touch {host}/pwned",
     "fd::3",
-    "http://example.com/r.git",
     "https://example.com/r.git --upload-pack=x",
     "ssh://-oProxyCommand=touch {host}/pwned/x",
     "-oProxyCommand=x@host:path",
@@ -229,7 +228,7 @@ def test_a_repo_that_is_no_plain_git_url_is_refused(client: TestClient, tokens: 
 
 
 @pytest.mark.parametrize("repo", ["https://example.com/org/r.git", "ssh://git@example.com/org/r.git",
-                                  "git://example.com/r.git", "git@example.com:org/r.git",
+                                  "git://example.com/r.git", "git@example.com:org/r.git", "http://git.internal/r.git",
                                   "deploy@git.example.com:r.git", "parser-repo"])
 def test_remote_urls_and_workspace_folders_stay_allowed(client: TestClient, tokens: dict[str, str],
                                                         repo: str) -> None:

@@ -1,11 +1,11 @@
 """Where a scenario's workspace comes from (``workspace.repo``), and which forms are accepted.
 
-* A remote git repository: ``https://``, ``ssh://`` and ``git://`` URLs, and the scp-like
+* A remote git repository: ``https://``, ``http://``, ``ssh://`` and ``git://`` URLs, and the scp-like
   ``user@host:path``; cloned as given.
 * A ``file://`` URL or a local folder (relative to the scenario file): confined like every path
   a file names (:mod:`benchwright.workspace.confine`), then cloned (a URL, or a folder with a
   ``ref``) or copied.
-* Anything else is refused as a config error: another transport (``ext::``, ``http://``...),
+* Anything else is refused as a config error: another transport (``ext::``, ``fd::``, ``ftp://``...),
   a leading ``-`` (git would read an option such as ``--upload-pack=``), whitespace or control
   characters in a URL.
 """
@@ -21,12 +21,12 @@ from benchwright.workspace.confine import Confinement
 
 Form = Literal["remote", "file", "local"]
 
-_REMOTE = re.compile(r"(?:https|ssh|git)://(?:[A-Za-z0-9_][^@/\s]*@)?[A-Za-z0-9\[][^/\s]*(?:/\S*)?")
+_REMOTE = re.compile(r"(?:https?|ssh|git)://(?:[A-Za-z0-9_][^@/\s]*@)?[A-Za-z0-9\[][^/\s]*(?:/\S*)?")
 """A URL whose user and host cannot be read as an option (``ssh://-oProxyCommand=...``)."""
 _SCP = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._~+-]*@[A-Za-z0-9][A-Za-z0-9.-]*:\S+")
 _FILE = re.compile(r"file://(?:localhost)?(/.*)", re.S)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*(?:://|::)")
-ACCEPTED = "https://, ssh://, git:// or user@host:path URL, a file:// URL, or a folder of the workspace"
+ACCEPTED = "https://, http://, ssh://, git:// or user@host:path URL, a file:// URL, or a folder of the workspace"
 
 
 def form(repo: str) -> Form:

@@ -150,7 +150,7 @@ class WorkspaceRecipe(Strict):
     as the baseline; ``hidden`` files are absent while the agent works."""
 
     repo: str = Field(min_length=1, description="a folder (relative to the scenario file) or a file:// "
-                      "URL, inside the workspace or an allowed folder; or a https://, ssh://, git:// "
+                      "URL, inside the workspace or an allowed folder; or a https://, http://, ssh://, git:// "
                       "or user@host:path git URL")
     ref: str | None = Field(default=None, min_length=1,
                             description="a git ref to check out (repo is a git repository)")
