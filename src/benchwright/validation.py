@@ -20,6 +20,7 @@ from benchwright.registry import registry
 from benchwright.results.record import Generation, Record
 from benchwright.run.executor import LocalExecutor
 from benchwright.run.plan import SampleUnit, build_plan, parameters_offered
+from benchwright.run.selection import selection_problems
 from benchwright.run.worker import Worker
 from benchwright.sandbox.select import best_sandbox
 from benchwright.task.load import LoadedSource, parse_task_source
@@ -142,6 +143,8 @@ def check_config(path: Path, ws: Workspace) -> tuple[
         list[Problem], list[Path], ExecConfig | None, yamldoc.Document | None]:
     """Problems of a config, the task sources it names, the config and its document."""
     doc, config, problems = parse_config(path)
+    if doc is not None and config is None:
+        config = _without_bad_keys(doc, problems)  # the other fields' problems too, in one pass
     if doc is None or config is None:
         return problems, [], None, doc
     for i, toggle in enumerate(config.criteria):
@@ -187,9 +190,22 @@ def check_config(path: Path, ws: Workspace) -> tuple[
     for i, spec in enumerate(config.llms):
         problems += _check_model(doc, i, spec, ws)
     if not config.llms and not config.agents:
-        problems.append(doc.problem(("llms",), "no models listed", hint="add e.g. '- reference'",
-                                    severity="warning"))
+        problems.append(doc.problem(("llms",), "no models to run",
+                                    hint="list models under 'llms:', e.g. '- reference'"))
     return problems, paths, config, doc
+
+
+def _without_bad_keys(doc: yamldoc.Document, problems: Sequence[Problem]) -> ExecConfig | None:
+    """The config without the top-level keys that have schema errors (None when even that is
+    not a config): what the rest of the file says can still be checked."""
+    if not isinstance(doc.data, dict):
+        return None
+    bad = {p.path.split(".")[0].split("[")[0] for p in problems if p.severity == "error"}
+    rest = {k: v for k, v in doc.data.items() if k not in bad}
+    try:
+        return ExecConfig.model_validate(rest)
+    except ValueError:
+        return None
 
 
 def _check_criterion(doc: yamldoc.Document, i: int, toggle: Toggle) -> list[Problem]:
@@ -250,7 +266,38 @@ def validate(paths: Sequence[Path], ws: Workspace, kind: Kind | None = None) -> 
             mine = [s for s in map(source, refs) if s is not None]
             if config is not None:
                 report.problems += parameters_offered(config, path, doc, mine)
+                clean = not any(p.severity == "error" for p in problems)
+                # what run would see (a config without task sources gets them from --tasks or the UI)
+                if clean and config.task_sources and len(mine) == len(refs) == len(config.task_sources):
+                    report.problems += _as_run_sees_it(config, path, doc, mine, ws)
+    report.problems = _once(report.problems)
     return report
+
+
+def _as_run_sees_it(config: ExecConfig, path: Path, doc: yamldoc.Document | None,
+                    sources: Sequence[LoadedSource], ws: Workspace) -> list[Problem]:
+    """What ``benchwright run`` refuses in this config before any work: its plan and its
+    selection, asked the same way (so the two never disagree)."""
+    try:
+        plan = build_plan(config, str(path), sources, ws.settings, config_doc=doc)
+    except InputError as e:
+        return list(e.problems)
+    return selection_problems(config, str(path), doc, sources, plan)
+
+
+def _once(problems: Sequence[Problem]) -> list[Problem]:
+    """Each problem once (validate and the run's own checks may find the same); where the two
+    differ in severity, as an error."""
+    seen: dict[tuple[str, str | None, str], int] = {}
+    out: list[Problem] = []
+    for p in problems:
+        key = (p.file, p.path, p.message)
+        if key not in seen:
+            seen[key] = len(out)
+            out.append(p)
+        elif p.severity == "error":
+            out[seen[key]] = p
+    return out
 
 
 @dataclass

@@ -46,6 +46,7 @@ from benchwright.run.executor import Executor, ExecutorOptions
 from benchwright.run.folder import UNREADABLE_SUFFIX, RunFolder
 from benchwright.run.jsonl import SkippedLines
 from benchwright.run.plan import Plan, SampleUnit, build_plan, source_names_unique
+from benchwright.run.selection import selection_problems
 from benchwright.run.timelimits import MeasureProgress, TimeLimits
 from benchwright.run.worker import Worker, WorkerSpec
 from benchwright.sandbox.base import Sandbox
@@ -178,6 +179,8 @@ def prepare(ws: Workspace, config_path: Path, tasks: Sequence[str] = (),
     sources = load_sources(paths)
     scenarios = load_scenarios(ws, config, config_path, doc)
     plan = build_plan(config, str(config_path), sources, ws.settings, config_doc=doc)
+    if chosen := selection_problems(config, str(config_path), doc, sources, plan):
+        raise InputError(chosen)
     units = agent_units(ws, config, config_path, scenarios, doc)
     providers = make_providers(ws, plan, units)
     return Prepared(ws, config_path, config, sources, plan, providers, make_sandbox(ws), scenarios, units)
