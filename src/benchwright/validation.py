@@ -334,7 +334,9 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
             where = f" at line {bad.line}" if bad.line else ""
             msg = f"{bad.test_case}: {bad.status}: {bad.error}{where}"
         else:
-            msg = next((r.error for r in records if r.error), None) or outcome
+            msg = (next((r.error for r in records if r.error), None)
+                   or next((r.output for r in records if r.criterion == "unit-test" and r.output), None)
+                   or outcome)  # untested: the unit-test record says no test case applies
         failures.append(GoldenFailure(unit.task_source, unit.task.name, unit.language, outcome, msg))
 
     asyncio.run(LocalExecutor().run(units, worker, {}, lambda g: None, on_result))

@@ -127,7 +127,7 @@ def test_summary_counts_and_means():
     a = s["by_model"]["A"]
     assert a["samples"] == 5
     assert a["tasks"] == 2
-    assert a["outcomes"] == {"pass": 3, "fail": 1, "error": 0, "infra_error": 1}
+    assert a["outcomes"] == {"pass": 3, "fail": 1, "error": 0, "untested": 0, "infra_error": 1}
     ut = a["criteria"]["unit-test"]
     assert ut["mean"] == pytest.approx(3 / 4)  # the infra_error sample is not counted
     assert ut["n"] == 4
@@ -138,7 +138,7 @@ def test_summary_counts_and_means():
     assert cpu["n"] == 4
     assert cpu["unit"] == "ms"
     b = s["by_model"]["B"]
-    assert b["outcomes"] == {"pass": 1, "fail": 2, "error": 1, "infra_error": 0}
+    assert b["outcomes"] == {"pass": 1, "fail": 2, "error": 1, "untested": 0, "infra_error": 0}
     assert b["criteria"]["unit-test"]["mean"] == pytest.approx(1 / 4)
     assert b["criteria"]["cpu-usage"]["mean"] == pytest.approx(100.0)
     assert s["units"] == {"cpu-usage": "ms", "unit-test": "success"}
@@ -336,3 +336,19 @@ def test_suspicious_passes_are_listed_per_model() -> None:
     assert summary["suspicious_samples"] == [
         {"task_source": "s", "task": "a", "language": "python", "sample": 0, "tests": {"t1": why}}]
     assert summary["outcomes"]["pass"] == 2  # flagged, not overturned
+
+
+def test_an_untested_sample_is_never_in_pass_rates_or_pass_at_k():
+    """An untested sample (no test case applies) is counted apart, like infra_error: a task
+    whose samples are all untested is not a task of pass@k, and one untested sample of a task
+    neither raises nor lowers its pass@1."""
+    records = sample("A", "a1", "pass", task="t1")
+    records.append(rec("A", "a2", "untested", "unit-test", None, task="t1",
+                       details={"passed": 0, "total": 0, "untested": True}))
+    records.append(rec("A", "a3", "untested", "unit-test", None, task="t2",
+                       details={"passed": 0, "total": 0, "untested": True}))
+    a = summarize(records, "run-1")["by_model"]["A"]
+    assert a["outcomes"] == {"pass": 1, "fail": 0, "error": 0, "untested": 2, "infra_error": 0}
+    assert a["samples"] == 3 and a["tasks"] == 1
+    assert a["pass_at_k"] == {"pass@1": 1.0}
+    assert a["criteria"]["unit-test"]["mean"] == 1.0 and a["criteria"]["unit-test"]["unscored"] == 2

@@ -176,7 +176,7 @@ def test_a_summary_counts_a_damaged_sample_as_not_scored(folder: RunFolder) -> N
     summary = summarize_folder(folder)
     m = summary["by_model"]["m"]
     assert m["samples"] == 3
-    assert m["outcomes"] == {"pass": 1, "fail": 1, "error": 0, "infra_error": 1}
+    assert m["outcomes"] == {"pass": 1, "fail": 1, "error": 0, "untested": 0, "infra_error": 1}
     assert m["criteria"]["unit-test"]["n"] == 2 and m["criteria"]["unit-test"]["mean"] == 0.5
     assert m["unreadable"] == 1
     assert m["unreadable_samples"] == [{"task_source": "src", "task": "ta", "language": "python", "sample": 0}]
@@ -201,7 +201,7 @@ def test_a_sample_whose_only_line_is_lost_is_found_through_its_generation(tmp_pa
 def test_an_intact_folder_reads_as_before(folder: RunFolder) -> None:
     summary = summarize_folder(folder)
     assert "skipped_lines" not in summary and "unreadable" not in summary["by_model"]["m"]
-    assert summary["by_model"]["m"]["outcomes"] == {"pass": 2, "fail": 1, "error": 0, "infra_error": 0}
+    assert summary["by_model"]["m"]["outcomes"] == {"pass": 2, "fail": 1, "error": 0, "untested": 0, "infra_error": 0}
 
 
 @pytest.mark.parametrize("content", [b"state: \xff\n", b"a: [\n", b"- 1\n", b""])

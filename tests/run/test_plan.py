@@ -215,8 +215,9 @@ def test_criteria_restricted_by_available_criteria():
     by_task = {(u.task.name, u.language): u.criteria for u in plan.units}
     assert by_task[("concat", "python")] == ("unit-test",)
     assert by_task[("add", "python")] == ("unit-test", "cpu-usage", "token-count")
-    # a task with no tests: executing criteria do not apply
-    assert by_task[("untested", "python")] == ("token-count",)
+    # a task with no tests: unit-test still compiles or loads the code (untested or error); the
+    # other executing criteria do not apply
+    assert by_task[("untested", "python")] == ("unit-test", "token-count")
 
 
 def test_disabled_criteria_are_not_used():

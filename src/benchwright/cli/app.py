@@ -113,7 +113,8 @@ def validate(
         for f in failures:
             err.print(f"broken: {f.task_source} / {f.task} [{f.language}]: {f.message}", markup=False)
         if failures:
-            err.print(f"[red]{len(failures)} of {total} golden solutions fail their own tests[/]")
+            err.print(f"[red]{len(failures)} of {total} golden solutions are broken (they fail their own "
+                      "tests, do not compile or load, or no test case applies)[/]")
             raise typer.Exit(2)
         out.print(f"golden solutions: {total}/{total} pass")
     out.print(f"[green]ok[/]: {len(paths)} file(s), {len(report.warnings)} warning(s)")

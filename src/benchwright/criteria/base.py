@@ -74,12 +74,17 @@ class SampleContext:
         return ceiling_s(self.task, self.limits)
 
     def execution(self) -> ExecutionResult:
-        """Run the sample's tests (once) and return every test case's outcome.
+        """Run the sample's tests (once) and return every test case's outcome. With no test
+        case, the solution is only compiled or loaded (:meth:`Language.load`); with no test case
+        and no language plug-in, nothing runs (an empty result).
 
         Raises:
             InfraError: no runner for the language, or the sandbox/toolchain failed.
         """
         if self._execution is None:
+            if self.lang is None and not self.rendered.tests:  # nothing to run, nothing to load with
+                self._execution = ExecutionResult([], None)
+                return self._execution
             if self.lang is None:
                 raise InfraError(f"benchwright cannot execute {self.language} code (no language plug-in)")
             self._execution, self._wall_s = execute_tests(
@@ -114,7 +119,8 @@ def execute_tests(lang: Language, sandbox: Sandbox, code: str, rendered: Rendere
     limit the sample got, when known.
 
     The call's ``test_timeout_s`` is the ceiling: what a test without a limit of its own gets,
-    and what loading the solution may take.
+    and what loading the solution may take. With no test case, the solution is only compiled
+    or loaded (:meth:`Language.load`): the result has no tests, and ``build_error`` when it failed.
 
     Raises:
         InfraError: the toolchain or the sandbox failed.
@@ -122,18 +128,12 @@ def execute_tests(lang: Language, sandbox: Sandbox, code: str, rendered: Rendere
     sandbox = wall_capped(sandbox, limits.sample_timeout_s)
     if isinstance(sandbox, WallCap):
         sandbox.forget()
-    result = lang.run_tests(
-        sandbox,
-        code,
-        rendered.tests,
-        prelude=rendered.prelude,
-        limits=SandboxLimits(
-            wall_s=ceiling,
-            memory_mb=limits.memory_mb,
-            output_bytes=limits.output_bytes,
-        ),
-        test_timeout_s=ceiling,
-    )
+    box = SandboxLimits(wall_s=ceiling, memory_mb=limits.memory_mb, output_bytes=limits.output_bytes)
+    if rendered.tests:
+        result = lang.run_tests(sandbox, code, rendered.tests, prelude=rendered.prelude, limits=box,
+                                test_timeout_s=ceiling)
+    else:  # no test case applies: compile or load the solution all the same
+        result = lang.load(sandbox, code, prelude=rendered.prelude, limits=box, test_timeout_s=ceiling)
     wall = sandbox.last_wall_s() if isinstance(sandbox, WallCap) else None
     if wall is None:
         reported = result.extra.get("wall_limit_s")  # the Java runner says what it asked for

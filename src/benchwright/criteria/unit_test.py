@@ -8,14 +8,17 @@ from benchwright.task.render import RenderedTask
 
 
 class UnitTest(Criterion):
-    """Runs each public and hidden test case: pass/fail/error/timeout, message, line, code."""
+    """Runs each public and hidden test case: pass/fail/error/timeout, message, line, code.
+
+    A sample that no test case applies to is still compiled or loaded: ``error`` when that
+    fails, else ``untested`` (a record with verdict ``n/a``, never a pass)."""
 
     name = "unit-test"
     unit = "success"
     executes = True
 
     def applies(self, task: Task, language: str, rendered: RenderedTask) -> bool:
-        return bool(rendered.tests)
+        return True  # with no test case the solution is still compiled or loaded (the sample is untested)
 
     def evaluate(self, ctx: SampleContext) -> list[Measurement]:
         result = ctx.execution()
@@ -47,6 +50,14 @@ class UnitTest(Criterion):
         counts: dict[str, int] = {}
         for t in result.tests:
             counts[t.status] = counts.get(t.status, 0) + 1
+        if total == 0 and result.build_error is None:
+            out.append(Measurement(
+                score=None, unit=self.unit, verdict="n/a", required=True,
+                output=f"untested: no test case applies to {ctx.language}",
+                time_ms=result.process.wall_ms if result.process else None,
+                details={"passed": 0, "total": 0, "statuses": {}, "build_error": False, "untested": True},
+            ))
+            return out
         all_pass = total > 0 and passed == total
         out.append(Measurement(
             score=1.0 if all_pass else 0.0,

@@ -11,6 +11,9 @@ from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
 TestStatus = Literal["pass", "fail", "error", "timeout", "not_run"]
 
+LOAD_CHECK = "(load)"
+"""The name of the empty test case :meth:`Language.load` runs to compile or load a solution."""
+
 
 @dataclass(frozen=True)
 class TestSpec:
@@ -97,6 +100,38 @@ class Language(abc.ABC):
         Raises:
             InfraError: the toolchain is missing or the sandbox failed.
         """
+
+    def load(
+        self,
+        sandbox: Sandbox,
+        solution: str,
+        *,
+        prelude: str | None,
+        limits: SandboxLimits,
+        test_timeout_s: float,
+    ) -> ExecutionResult:
+        """Compile or load ``solution`` (and ``prelude``) without a test case: how a sample that
+        no test case applies to is checked. The result has no tests; ``build_error`` says why the
+        code did not compile, import or load (a crash or time-out while loading included).
+
+        The default runs one empty test case (:data:`LOAD_CHECK`) through :meth:`run_tests`, which
+        every built-in language accepts; a language whose empty test is not valid code overrides it.
+
+        Raises:
+            InfraError: the toolchain is missing or the sandbox failed.
+        """
+        result = self.run_tests(sandbox, solution, [TestSpec(name=LOAD_CHECK, code="")], prelude=prelude,
+                                limits=limits, test_timeout_s=test_timeout_s)
+        if result.infra_error or result.build_error:
+            return ExecutionResult([], result.process, build_error=result.build_error,
+                                   infra_error=result.infra_error, extra=result.extra)
+        failed = next((t for t in result.tests if t.status != "pass"), None)
+        why = None
+        if failed is not None:
+            why = failed.message or f"the solution did not load ({failed.status})"
+        elif not result.tests:
+            why = "the solution did not load (the runner reported nothing)"
+        return ExecutionResult([], result.process, build_error=why, extra=result.extra)
 
     def toolchain(self) -> dict[str, str]:
         """Versions of the tools this language uses, for ``run.yaml``."""

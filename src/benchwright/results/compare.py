@@ -8,9 +8,10 @@ Two parts:
   model found in one run only is listed with the other side empty.
 * per task (task source, task, language, model): **flips**. A task's pass fraction is the
   share of its samples whose sample-level ``unit-test`` record scored 1.0 (every test case
-  passed); samples that ended in ``infra_error`` are left out, so they never count as a
-  regression. A **regression** is a fraction that was 1 in A (every sample passed) and is below 1
-  in B; a **fix** one that was below 1 in A and is 1 in B. Tasks present in one run only, or
+  passed); samples that ended in ``untested`` (no test case applies) or ``infra_error`` are
+  left out, so they never count as a regression or a fix. A **regression** is a fraction
+  that was 1 in A (every sample passed) and is below 1 in B; a **fix** one that was below 1 in
+  A and is 1 in B. Tasks present in one run only, or
   with no scored sample in one of them, are counted apart (``tasks_only_a``/``tasks_only_b``).
 """
 
@@ -37,7 +38,7 @@ from benchwright.results.report import (
     render_plain,
     rows,
 )
-from benchwright.results.summary import higher_is_better
+from benchwright.results.summary import NOT_COUNTED, higher_is_better
 from benchwright.run.folder import RunFolder
 from benchwright.run.jsonl import SkippedLines
 
@@ -113,14 +114,14 @@ class ComparisonResult:
 def _category(key: str) -> int:
     if key.startswith("pass@"):
         return 1
-    if key in ("samples", "pass", "fail", "error", "infra_error"):
+    if key in ("samples", "pass", "fail", "error", "untested", "infra_error"):
         return 2
     return 0
 
 
 def _direction(key: str) -> bool | None:
     """True when higher is better, False when lower is, None for no direction."""
-    if key in ("samples", "infra_error"):
+    if key in ("samples", "untested", "infra_error"):
         return None
     if key in ("fail", "error"):
         return False
@@ -156,7 +157,7 @@ def _pass_fractions(folder: RunFolder, skipped: SkippedLines) -> dict[TaskKey, t
 def _fractions(records: Iterable[Record], damaged: set[str]) -> dict[TaskKey, tuple[int, int]]:
     out: dict[TaskKey, tuple[int, int]] = {}
     for r in records:
-        if (r.criterion != "unit-test" or r.test_case is not None or r.outcome == "infra_error"
+        if (r.criterion != "unit-test" or r.test_case is not None or r.outcome in NOT_COUNTED
                 or r.execution_id in damaged):
             continue
         key = (r.task_source, r.task, r.language, r.model)

@@ -6,7 +6,9 @@
   executed, a crashed or timed-out one ``<error>``, a case not run ``<skipped>``. A sample that
   ended in ``infra_error`` is a single ``infra_error [sample n]`` test case holding
   ``<error type="infra_error">`` (whatever test cases it ran); a sample whose
-  tests could not run at all (build error) a single ``unit-test [sample n]`` case.
+  tests could not run at all (build error) a single ``unit-test [sample n]`` case; an
+  ``untested`` sample (no test case applies) a single ``untested [sample n]`` case marked
+  ``<skipped>``, never a pass.
 * ``json``: ``{"run": manifest, "summary": summary, "records": [...]}``.
 * ``csv``: every record, one row each; the standard record keys first, then the others;
   ``details`` (and any other nested value) JSON-encoded.
@@ -189,6 +191,12 @@ def _sample(suite: _Suite, classname: str, sample: int, records: list[Record]) -
         suite.errors += 1
         el = ET.SubElement(case, "error", message=_x(first.error or "infra_error"), type="infra_error")
         el.text = _x(f"criterion {first.criterion}: {first.error or ''}\n{first.output or ''}".rstrip())
+        return
+    if outcome == "untested":
+        said = next((r for r in records if r.criterion == "unit-test" and r.test_case is None), records[0])
+        case = suite.case(classname, f"untested [sample {sample}]", said.time_ms)
+        suite.skipped += 1
+        ET.SubElement(case, "skipped", message=_x(said.output or "untested: no test case applies"))
         return
     cases = sorted((r for r in records if r.criterion == "unit-test" and r.test_case is not None),
                    key=lambda r: r.record_index)

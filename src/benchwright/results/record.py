@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Outcome = Literal["pass", "fail", "error", "infra_error"]
+Outcome = Literal["pass", "fail", "error", "untested", "infra_error"]
 Verdict = Literal["pass", "fail", "n/a"]
 
 
@@ -34,7 +34,11 @@ class Record(BaseModel):
     test_case: str | None = None
     code: str | None = Field(default=None, description="For unit tests: the exact code executed.")
     # additions
-    outcome: Outcome | None = Field(default=None, description="The sample's outcome.")
+    outcome: Outcome | None = Field(default=None, description=(
+        "The sample's outcome: pass (every test case passed), fail (a test failed), error (the code "
+        "crashed, timed out, or did not compile or import), untested (no test case applies to the "
+        "task in this language and the code compiled or loaded: never a pass, never in pass@k) or "
+        "infra_error (the harness, sandbox, toolchain or provider failed: never counted)."))
     status: str | None = Field(default=None, description="Test case status: pass/fail/error/timeout/not_run.")
     line: int | None = Field(default=None, description="Line in `code` where a test failed.")
     hidden: bool | None = None

@@ -3,8 +3,9 @@
 The main table has one row per criterion (then pass@k, the sample count and the outcome
 counts) and one column per model. Values are shown the way a reader wants them (unit-test as a
 percentage, RAM in KiB/MiB, times and tokens with two decimals); ``csv`` and ``json`` keep the
-raw numbers. A threshold missed is marked ``✗``. ``infra_error`` samples are never counted
-against a model: their row stands apart, below the others. Smaller tables give the pass rate per
+raw numbers. A threshold missed is marked ``✗``. ``untested`` samples (no test case applies)
+and ``infra_error`` samples are never counted for or against a model: their rows stand apart,
+below the others. Smaller tables give the pass rate per
 language, difficulty and area.
 """
 
@@ -49,7 +50,7 @@ class Row:
     percent: bool = False
     count: bool = False
     apart: bool = False
-    """Shown in a section of its own (``infra_error``)."""
+    """Shown in a section of its own (``untested``, ``infra_error``)."""
 
     def shown(self, model: str) -> str:
         text = format_value(self.values.get(model), self.unit, percent=self.percent, count=self.count)
@@ -172,6 +173,9 @@ def rows(summary: dict[str, Any]) -> list[Row]:
                    values={m: data(m).get("timed_out", 0) for m in models}, count=True))
     out.append(Row(key="suspicious", label="suspicious passes", unit="samples",
                    values={m: data(m).get("suspicious", 0) for m in models}, count=True))
+    out.append(Row(key="untested", label="untested (not counted)", unit="samples",
+                   values={m: (data(m).get("outcomes") or {}).get("untested", 0) for m in models},
+                   count=True, apart=True))
     out.append(Row(key="infra_error", label="infra_error (not counted)", unit="samples",
                    values={m: (data(m).get("outcomes") or {}).get("infra_error", 0) for m in models},
                    count=True, apart=True))
@@ -213,6 +217,11 @@ def notes(summary: dict[str, Any]) -> list[str]:
     if infra:
         out.append(f"{infra} sample(s) ended in infra_error (harness, sandbox or provider failure): "
                    "not counted against any model; retry with `benchwright run --resume --retry-errors`")
+    untested = sum(int(((d or {}).get("outcomes") or {}).get("untested", 0) or 0)
+                   for d in (summary.get("by_model") or {}).values())
+    if untested:
+        out.append(f"{untested} sample(s) are untested (no test case applies to the task in its language; "
+                   "the code compiled or loaded): never a pass, not in pass rates or pass@k")
     out += skipped_line_notes(summary)
     out += unscored_notes(summary)
     out += energy_notes(summary)
@@ -361,7 +370,7 @@ def report_table(summary: dict[str, Any], with_notes: bool = True) -> Table:
         cells = [Text(row.shown(m), style="red" if row.missed.get(m) else "") for m in models]
         next_apart = i + 1 < len(all_rows) and all_rows[i + 1].apart
         table.add_row(Text(row.label), Text(row.unit), *cells, style="dim" if row.apart else None,
-                      end_section=next_apart)
+                      end_section=next_apart and not row.apart)
     return table
 
 

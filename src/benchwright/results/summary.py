@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from benchwright.run.folder import RunFolder
 
 PASS_AT = (1, 5, 10, 100)
+OUTCOMES = ("pass", "fail", "error", "untested", "infra_error")
+"""Every sample outcome, in the order ``summary.yaml`` counts them."""
+NOT_COUNTED = ("untested", "infra_error")
+"""Outcomes left out of pass rates and pass@k (numerators and denominators), shown apart."""
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -51,7 +55,8 @@ def _ref(r: Record) -> dict[str, Any]:
 
 def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, float] | None = None,
               unreadable: Mapping[str, dict[str, Any] | None] | None = None) -> dict[str, Any]:
-    """Aggregate sample-level records (those with no ``test_case``).
+    """Aggregate sample-level records (those with no ``test_case``). Samples that ended
+    ``untested`` or ``infra_error`` are counted apart and left out of pass rates and pass@k.
 
     ``unreadable``: samples some of whose records could not be read, by execution id, with
     their model, task source, task, language and sample when known (else from their readable
@@ -82,7 +87,7 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
         if r.execution_id not in outcomes[r.model]:
             outcome = r.outcome or "pass"  # a record written without an outcome had nothing fail
             outcomes[r.model][r.execution_id] = outcome
-            if outcome != "infra_error":
+            if outcome not in NOT_COUNTED:
                 groups[r.model][(r.task_source, r.task, r.language)].append(outcome == "pass")
                 for key in slices:
                     label = getattr(r, key) or "(none)"
@@ -120,7 +125,7 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
             missing[ref["model"]].append({k: v for k, v in ref.items() if k != "model"})
     by_model: dict[str, Any] = {}
     for model in outcomes:
-        counts = {k: 0 for k in ("pass", "fail", "error", "infra_error")}
+        counts = dict.fromkeys(OUTCOMES, 0)
         for o in outcomes[model].values():
             counts[o] = counts.get(o, 0) + 1
         crit: dict[str, Any] = {}

@@ -209,6 +209,8 @@ class Worker:
             return "pass"
         if result.build_error is not None:
             return "error"
+        if not ctx.rendered.tests:  # no test case applies (and the code compiled or loaded)
+            return "untested"
         statuses = {t.status for t in result.tests}
         if statuses <= {"pass"} and result.tests:
             return "pass"
