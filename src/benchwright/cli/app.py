@@ -201,14 +201,28 @@ def run(
     ray_address: Annotated[str | None, typer.Option(
         help="With --executor ray: auto, ray://HOST:PORT or HOST:PORT (default: the settings' "
         "ray.address; none: start Ray on this machine).")] = None,
+    limit: Annotated[int | None, typer.Option(
+        min=1, help="Only the first N tasks of each task source (after the config's filters and --task).")] = None,
+    task: Annotated[list[str] | None, typer.Option(
+        "--task", help="Only tasks whose name matches this glob, e.g. 'sort-*' (repeatable: any match keeps "
+        "a task).")] = None,
+    model: Annotated[list[str] | None, typer.Option(
+        "--model", help="Run this model instead of the config's llms (repeatable; an id listed there keeps "
+        "its settings).")] = None,
+    samples: Annotated[int | None, typer.Option(
+        min=1, max=10_000, help="Generations per task, language and model, instead of the config's samples.")] = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """Run a benchmark: every model on every selected task. Exit 1 if a threshold is missed."""
+    """Run a benchmark: every model on every selected task. Exit 1 if a threshold is missed.
+
+    --limit, --task, --model and --samples narrow a run without editing its config (run.yaml
+    records them; --resume keeps them)."""
     import signal
 
     from benchwright.results.report import report_renderables
     from benchwright.results.summary import thresholds_met
     from benchwright.run import engine
+    from benchwright.run.narrowing import Narrowing
 
     def _terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -221,7 +235,13 @@ def run(
         raise UserError("--ray-address applies to the ray executor: add --executor ray "
                         "(or set executor: ray in benchwright.yaml)")
     where = engine.ExecutorChoice(executor, ray_address)
+    narrowing = Narrowing(limit=limit, tasks=list(dict.fromkeys(task or [])),
+                          models=list(dict.fromkeys(model or [])), samples=samples)
     if resume:
+        if narrowing.active:
+            raise UserError(f"{' '.join(narrowing.flags())}: a resumed run keeps the narrowing it started "
+                            f"with (see narrowed: in its run.yaml); run 'benchwright run --resume {resume}' "
+                            "without narrowing flags, or start a new run")
         try:
             result = engine.resume(ws, resume, phases.callback(f"resume {resume}"), retry_errors,
                                    measuring=golden, warn=_warn, executor=where)
@@ -240,11 +260,14 @@ def run(
                           f"{', '.join(prep.plan.skipped_criteria)}[/]")
             for problem in prep.plan.warnings:
                 err.print(problem.render(), markup=False, highlight=False)
+            if prep.narrowing.active:
+                err.print(f"narrowed: {' '.join(prep.narrowing.flags())} ({len(prep.plan.units)} samples)",
+                          markup=False, highlight=False)
 
         cfg = ws.resolve(config)
         try:
             result = engine.start(ws, cfg, tasks or [], phases.callback("run"), run_id, warn,
-                                  measuring=golden, warn=_warn, executor=where)
+                                  measuring=golden, warn=_warn, executor=where, narrowing=narrowing)
         finally:
             phases.stop()
     for part in report_renderables(result.summary):
