@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from benchwright import __version__
-from benchwright.cli import cache_cmd, doctor_cmd, token_cmd
+from benchwright.cli import cache_cmd, doctor_cmd, narrowing_opts, token_cmd
 from benchwright.errors import BenchwrightError, InputError, MissingDependency, UserError
 from benchwright.server.guard import MAX_BODY_MB
 from benchwright.workspace import Workspace
@@ -201,16 +201,10 @@ def run(
     ray_address: Annotated[str | None, typer.Option(
         help="With --executor ray: auto, ray://HOST:PORT or HOST:PORT (default: the settings' "
         "ray.address; none: start Ray on this machine).")] = None,
-    limit: Annotated[int | None, typer.Option(
-        min=1, help="Only the first N tasks of each task source (after the config's filters and --task).")] = None,
-    task: Annotated[list[str] | None, typer.Option(
-        "--task", help="Only tasks whose name matches this glob, e.g. 'sort-*' (repeatable: any match keeps "
-        "a task).")] = None,
-    model: Annotated[list[str] | None, typer.Option(
-        "--model", help="Run this model instead of the config's llms (repeatable; an id listed there keeps "
-        "its settings).")] = None,
-    samples: Annotated[int | None, typer.Option(
-        min=1, max=10_000, help="Generations per task, language and model, instead of the config's samples.")] = None,
+    limit: narrowing_opts.LimitOpt = None,
+    task: narrowing_opts.TaskOpt = None,
+    model: narrowing_opts.ModelOpt = None,
+    samples: narrowing_opts.SamplesOpt = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Run a benchmark: every model on every selected task. Exit 1 if a threshold is missed.
@@ -222,7 +216,6 @@ def run(
     from benchwright.results.report import report_renderables
     from benchwright.results.summary import thresholds_met
     from benchwright.run import engine
-    from benchwright.run.narrowing import Narrowing
 
     def _terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -235,13 +228,8 @@ def run(
         raise UserError("--ray-address applies to the ray executor: add --executor ray "
                         "(or set executor: ray in benchwright.yaml)")
     where = engine.ExecutorChoice(executor, ray_address)
-    narrowing = Narrowing(limit=limit, tasks=list(dict.fromkeys(task or [])),
-                          models=list(dict.fromkeys(model or [])), samples=samples)
+    narrowing = narrowing_opts.narrowing(limit, task, model, samples, resume)
     if resume:
-        if narrowing.active:
-            raise UserError(f"{' '.join(narrowing.flags())}: a resumed run keeps the narrowing it started "
-                            f"with (see narrowed: in its run.yaml); run 'benchwright run --resume {resume}' "
-                            "without narrowing flags, or start a new run")
         try:
             result = engine.resume(ws, resume, phases.callback(f"resume {resume}"), retry_errors,
                                    measuring=golden, warn=_warn, executor=where)
