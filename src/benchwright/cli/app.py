@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from benchwright import __version__
-from benchwright.cli import cache_cmd, doctor_cmd, token_cmd
+from benchwright.cli import cache_cmd, doctor_cmd, narrowing_opts, token_cmd
 from benchwright.errors import BenchwrightError, InputError, MissingDependency, UserError
 from benchwright.server.guard import MAX_BODY_MB
 from benchwright.workspace import Workspace
@@ -202,9 +202,16 @@ def run(
     ray_address: Annotated[str | None, typer.Option(
         help="With --executor ray: auto, ray://HOST:PORT or HOST:PORT (default: the settings' "
         "ray.address; none: start Ray on this machine).")] = None,
+    limit: narrowing_opts.LimitOpt = None,
+    task: narrowing_opts.TaskOpt = None,
+    model: narrowing_opts.ModelOpt = None,
+    samples: narrowing_opts.SamplesOpt = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """Run a benchmark: every model on every selected task. Exit 1 if a threshold is missed."""
+    """Run a benchmark: every model on every selected task. Exit 1 if a threshold is missed.
+
+    --limit, --task, --model and --samples narrow a run without editing its config (run.yaml
+    records them; --resume keeps them)."""
     import signal
 
     from benchwright.results.report import report_renderables
@@ -222,6 +229,7 @@ def run(
         raise UserError("--ray-address applies to the ray executor: add --executor ray "
                         "(or set executor: ray in benchwright.yaml)")
     where = engine.ExecutorChoice(executor, ray_address)
+    narrowing = narrowing_opts.narrowing(limit, task, model, samples, resume)
     if resume:
         try:
             result = engine.resume(ws, resume, phases.callback(f"resume {resume}"), retry_errors,
@@ -241,11 +249,14 @@ def run(
                           f"{', '.join(prep.plan.skipped_criteria)}[/]")
             for problem in prep.plan.warnings:
                 err.print(problem.render(), markup=False, highlight=False)
+            if prep.narrowing.active:
+                err.print(f"narrowed: {' '.join(prep.narrowing.flags())} ({len(prep.plan.units)} samples)",
+                          markup=False, highlight=False)
 
         cfg = ws.resolve(config)
         try:
             result = engine.start(ws, cfg, tasks or [], phases.callback("run"), run_id, warn,
-                                  measuring=golden, warn=_warn, executor=where)
+                                  measuring=golden, warn=_warn, executor=where, narrowing=narrowing)
         finally:
             phases.stop()
     for part in report_renderables(result.summary):

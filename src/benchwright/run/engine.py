@@ -45,6 +45,7 @@ from benchwright.run import timelimits
 from benchwright.run.executor import Executor, ExecutorOptions
 from benchwright.run.folder import UNREADABLE_SUFFIX, RunFolder
 from benchwright.run.jsonl import SkippedLines
+from benchwright.run.narrowing import Narrowing
 from benchwright.run.plan import Plan, SampleUnit, build_plan, source_names_unique
 from benchwright.run.selection import selection_problems
 from benchwright.run.timelimits import MeasureProgress, TimeLimits
@@ -72,6 +73,8 @@ class Prepared:
     sandbox: Sandbox
     scenarios: list[LoadedScenario] = field(default_factory=list)
     agent_units: list[AgentUnit] = field(default_factory=list)
+    narrowing: Narrowing = field(default_factory=Narrowing)
+    """What the command line narrowed (``config`` is the config as written)."""
 
 
 @dataclass
@@ -170,20 +173,58 @@ def make_providers(ws: Workspace, plan: Plan, agents: Sequence[AgentUnit] = ()) 
 
 
 def prepare(ws: Workspace, config_path: Path, tasks: Sequence[str] = (),
-            config: ExecConfig | None = None) -> Prepared:
+            config: ExecConfig | None = None, narrowing: Narrowing | None = None) -> Prepared:
     """Load and check everything a run needs. Raises :class:`UserError`; writes nothing."""
     doc = None
     if config is None:
         doc, config = load_config(config_path)
+    narrowing = narrowing or Narrowing()
     paths = task_source_paths(ws, config, config_path, tasks, doc)
     sources = load_sources(paths)
     scenarios = load_scenarios(ws, config, config_path, doc)
-    plan = build_plan(config, str(config_path), sources, ws.settings, config_doc=doc)
-    if chosen := selection_problems(config, str(config_path), doc, sources, plan):
+    # what the config selects (with the command line's models and samples) must be something,
+    # whatever --task and --limit then keep of it
+    asked = narrowing.applied(config, ws.settings)
+    plan = build_plan(asked, str(config_path), sources, ws.settings, config_doc=doc)
+    if chosen := selection_problems(asked, str(config_path), doc, sources, plan):
         raise InputError(chosen)
+    if narrowing.active:
+        plan = narrowed_plan(ws, config, config_path, sources, narrowing, doc)
     units = agent_units(ws, config, config_path, scenarios, doc)
-    providers = make_providers(ws, plan, units)
-    return Prepared(ws, config_path, config, sources, plan, providers, make_sandbox(ws), scenarios, units)
+    providers = checked_providers(ws, plan, units, config, narrowing)
+    return Prepared(ws, config_path, config, sources, plan, providers, make_sandbox(ws), scenarios, units,
+                    narrowing)
+
+
+def narrowed_plan(ws: Workspace, config: ExecConfig, config_path: Path, sources: Sequence[LoadedSource],
+                  narrowing: Narrowing, doc: Document | None = None) -> Plan:
+    """The plan, narrowed as the command line says.
+
+    Raises:
+        UserError: the plan cannot be built, or the narrowing leaves no sample of a model.
+    """
+    plan = build_plan(config, str(config_path), sources, ws.settings, config_doc=doc,
+                      narrowing=narrowing if narrowing.active else None)
+    if narrowing.active and not plan.units:
+        raise UserError(f"{' '.join(narrowing.flags())}: the narrowed run has no sample to run "
+                        f"(the config's filters and task sources leave none; see 'benchwright validate "
+                        f"{config_path}')")
+    return plan
+
+
+def checked_providers(ws: Workspace, plan: Plan, agents: Sequence[AgentUnit], config: ExecConfig,
+                      narrowing: Narrowing) -> dict[str, Provider]:
+    """:func:`make_providers`; a provider that is not ready for a ``--model`` the config does
+    not list says so (a mistyped id is the likely cause)."""
+    try:
+        return make_providers(ws, plan, agents)
+    except UserError as e:
+        unlisted = narrowing.unlisted_models(config)
+        if not unlisted or isinstance(e, InputError):
+            raise
+        listed = ", ".join(m.label for m in config.llms) or "none"
+        raise UserError(f"{e}\n(--model {', '.join(unlisted)}: not in the config's llms ({listed}); "
+                        "check the id)") from None
 
 
 def new_run_id(config_path: Path) -> str:
@@ -256,6 +297,7 @@ def manifest(prep: Prepared, run_id: str, tasks: Sequence[str]) -> dict[str, Any
         "config": prep.config.model_dump(mode="json", by_alias=True, exclude_none=True),
         "task_sources": [{"name": s.name, "path": str(s.path), "sha256": s.sha256} for s in prep.sources],
         "cli_tasks": list(tasks),
+        **({"narrowed": prep.narrowing.model_dump(mode="json")} if prep.narrowing.active else {}),
         "models": [{"id": m.id, "label": m.label, "provider": r.provider, "type": r.provider_type}
                    for m, r in _models(prep.plan)],
         "criteria": prep.plan.criteria,
@@ -462,10 +504,11 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
 def start(ws: Workspace, config_path: Path, tasks: Sequence[str] = (), progress: Progress | None = None,
           run_id: str | None = None, prepared: Callable[[Prepared], None] | None = None, *,
           measuring: MeasureProgress | None = None, warn: Callable[[str], None] | None = None,
-          executor: ExecutorChoice | None = None) -> RunResult:
+          executor: ExecutorChoice | None = None, narrowing: Narrowing | None = None) -> RunResult:
     """Check everything, then create the run folder and run. ``prepared`` sees the checked plan
-    before anything is written (the CLI prints its warnings there)."""
-    prep = prepare(ws, config_path, tasks)
+    before anything is written (the CLI prints its warnings there). ``narrowing`` (the command
+    line's ``--limit``, ``--task``, ``--model``, ``--samples``) is recorded in ``run.yaml``."""
+    prep = prepare(ws, config_path, tasks, narrowing=narrowing)
     if prepared is not None:
         prepared(prep)
     rid = run_id or new_run_id(config_path)
@@ -498,7 +541,8 @@ def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_e
         if s.sha256 != recorded.sha256:
             raise UserError(f"task source {s.path} changed since run {folder.run_id} started; "
                             "resuming would mix two versions (start a new run instead)")
-    plan = build_plan(config, str(config_path), sources, ws.settings)
+    narrowing = info.narrowed or Narrowing()  # the same narrowed selection as the run started with
+    plan = narrowed_plan(ws, config, config_path, sources, narrowing)
     try:
         scenarios = thaw(load_scenarios(ws, config, config_path), info.scenarios)
     except (KeyError, ValidationError) as e:
@@ -508,7 +552,8 @@ def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_e
     units = agent_units(ws, config, config_path, scenarios)
     sandbox_info = (info.model_extra or {}).get("sandbox")
     backend = sandbox_info.get("backend") if isinstance(sandbox_info, dict) else None  # keeps its isolation
-    prep = Prepared(ws, config_path, config, sources, plan, make_providers(ws, plan, units),
-                    make_sandbox(ws, backend if isinstance(backend, str) else None), scenarios, units)
+    prep = Prepared(ws, config_path, config, sources, plan, checked_providers(ws, plan, units, config, narrowing),
+                    make_sandbox(ws, backend if isinstance(backend, str) else None), scenarios, units,
+                    narrowing)
     return execute(prep, folder, progress, make_executor(prep, executor), retry_errors=retry_errors,
                    measuring=measuring, warn=warn)

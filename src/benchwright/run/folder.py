@@ -25,6 +25,7 @@ from benchwright import yamldoc
 from benchwright.errors import InfraError, InputError, UserError
 from benchwright.results.record import Generation, Record
 from benchwright.run.jsonl import BadLine, SkippedLines, model_parser, open_run_file, read_lines
+from benchwright.run.narrowing import Narrowing
 
 RUN_FILE = "run.yaml"
 STATUS_FILE = "status.yaml"
@@ -60,6 +61,9 @@ class Manifest(BaseModel):
                                                description="The task sources, with their hashes.")
     scenarios: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="Per agent scenario, the scorers frozen at the start.")
+    narrowed: Narrowing | None = Field(
+        default=None, description="How the command line narrowed the run (--limit, --task, --model, "
+        "--samples); a resume runs the same selection. Absent: the run is as its config says.")
 
 
 def _json(model: BaseModel) -> str:

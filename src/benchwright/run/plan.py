@@ -16,6 +16,7 @@ from benchwright.criteria.judge import NO_JUDGE
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.model import resolve as model_resolve
 from benchwright.registry import registry
+from benchwright.run.narrowing import Narrowing, TaskPicker
 from benchwright.task.load import LoadedSource
 from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask, RenderFailure, render_task
@@ -147,12 +148,19 @@ def build_plan(
     settings: Settings,
     models: Sequence[ModelSpec] | None = None,
     config_doc: Document | None = None,
+    narrowing: Narrowing | None = None,
 ) -> Plan:
-    """Filter tasks, render every prompt and test, and list the samples.
+    """Filter tasks, render every prompt and test, and list the samples. With ``narrowing``
+    (the command line's ``--limit``, ``--task``, ``--model``, ``--samples``), only the tasks,
+    models and samples it selects; the tasks it leaves out count as filtered out.
 
     Raises:
-        InputError: a template failed, or a criterion or model cannot be resolved.
+        InputError: a template failed, a criterion or model cannot be resolved, or the
+            narrowing selects no task or no model.
     """
+    if narrowing is not None:
+        config = narrowing.applied(config, settings)
+    picker = TaskPicker(narrowing or Narrowing())
     criteria, skipped = select_criteria(config, config_file, settings, config_doc)
     if not config.llms and config.agents:  # agents only: the criteria of model samples do not apply
         criteria, skipped = [], {}
@@ -189,6 +197,11 @@ def build_plan(
             if not _keep(task, config) or not langs:
                 c.filtered_out += 1
                 continue
+            if narrowing is not None and not (  # a task no model is asked does not count for --limit
+                    any(_after_cutoff(task, spec.cutoff) for spec in specs)
+                    and picker.keeps(loaded.name, task.name)):
+                c.filtered_out += 1
+                continue
             made = 0
             for lang in langs:
                 try:
@@ -219,6 +232,7 @@ def build_plan(
             c.total += made
     if problems:
         raise InputError(problems)
+    picker.check()
     warnings = parameters_offered(config, Path(config_file), config_doc, sources)
     unjudged = [n for n in criteria if plugins[n].needs_judge and config.llm_judge is None]
     if unjudged:
