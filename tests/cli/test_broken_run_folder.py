@@ -90,7 +90,7 @@ def expected_without(clean: list[dict[str, Any]], lost: set[str]) -> dict[str, A
     scored = [e for e in per if e not in lost]
     passed = sum(per[e] == "pass" for e in scored)
     return {"outcomes": {"pass": counts["pass"], "fail": counts["fail"], "error": counts["error"],
-                         "infra_error": len(lost)},
+                         "untested": counts["untested"], "infra_error": len(lost)},
             "samples": len(per), "n": len(scored), "mean": passed / len(scored)}
 
 
