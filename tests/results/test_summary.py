@@ -352,3 +352,30 @@ def test_an_untested_sample_is_never_in_pass_rates_or_pass_at_k():
     assert a["samples"] == 3 and a["tasks"] == 1
     assert a["pass_at_k"] == {"pass@1": 1.0}
     assert a["criteria"]["unit-test"]["mean"] == 1.0 and a["criteria"]["unit-test"]["unscored"] == 2
+
+
+def test_every_mean_carries_its_clustered_standard_error_and_interval():
+    from benchwright.results.stats import Z95, wilson
+
+    a = summarize(build_records(), "run-1")["by_model"]["A"]
+    # counted samples: t1 pass, fail (the infra_error left out); t2 pass, pass -> task means 0.5, 1
+    rate = a["pass_rate"]
+    assert rate["mean"] == pytest.approx(0.75) and rate["n"] == 4 and rate["tasks"] == 2
+    assert rate["se"] == pytest.approx(math.sqrt(0.125 / 2))
+    assert rate["ci_method"] == "wilson-clustered"  # two tasks: far too few for the normal interval
+    lo, hi = rate["ci95"]
+    assert 0 < lo < 0.75 < hi <= 1
+    ut = a["criteria"]["unit-test"]
+    assert ut["mean"] == pytest.approx(0.75) and ut["se"] == pytest.approx(rate["se"])
+    assert ut["ci_method"] == "wilson-clustered"
+    # effective n: p (1 - p) / se^2 = 0.1875 / 0.0625 = 3 (between the 2 tasks and the 4 samples)
+    assert ut["ci95"] == pytest.approx(list(wilson(0.75, 3)))
+    cpu = a["criteria"]["cpu-usage"]  # t1: 10, 30; t2: 20, 40 -> task means 20, 30
+    assert cpu["mean"] == pytest.approx(25.0) and cpu["se"] == pytest.approx(5.0)
+    assert cpu["ci_method"] == "normal-clustered"
+    assert cpu["ci95"] == pytest.approx([25 - Z95 * 5, 25 + Z95 * 5])
+    assert set(a["pass_at_k_ci"]) == set(a["pass_at_k"]) == {"pass@1"}
+    assert a["pass_at_k_ci"]["pass@1"]["ci_method"] == "bootstrap-tasks"
+    power = a["power"]
+    assert power["task_variance"] == pytest.approx(0.125)
+    assert [(t["delta"], t["tasks"]) for t in power["tasks_needed"]] == [(0.05, 785), (0.10, 197)]

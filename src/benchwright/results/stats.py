@@ -299,3 +299,38 @@ def task_variance(clusters: Sequence[Sequence[float]]) -> float | None:
         return None
     m = sum(means) / len(means)
     return sum((x - m) ** 2 for x in means) / (len(means) - 1)
+
+
+POWER_DELTAS = (0.05, 0.10)
+"""The differences in pass rate (5 and 10 points) the power estimate is given for."""
+ALPHA = 0.05
+POWER = 0.8
+
+
+class TasksNeeded(BaseModel):
+    """How many tasks a difference of one size needs."""
+
+    delta: float = Field(description="The difference in pass rate to detect (0.05 = 5 points).")
+    tasks: int | None = Field(description="Tasks needed; null when the run shows no task-level variance.")
+
+
+class Power(BaseModel):
+    """Tasks needed to tell two models apart, at this run's task-level variance of the pass rate."""
+
+    alpha: float = Field(description="Two-sided significance level.")
+    power: float = Field(description="Chance of detecting a true difference of the given size.")
+    task_variance: float | None = Field(description=(
+        "Sample variance of the task-level pass rates (null with fewer than two tasks)."))
+    formula: str = Field(description="How tasks_needed is computed.")
+    tasks_needed: list[TasksNeeded] = Field(description="Per difference size.")
+
+
+POWER_FORMULA = "n = 2 * task_variance * (z(1 - alpha/2) + z(power))^2 / delta^2"
+
+
+def power_of(clusters: Sequence[Sequence[float]], deltas: Sequence[float] = POWER_DELTAS) -> Power:
+    """The power estimate of a pass rate whose samples are grouped by task."""
+    variance = task_variance(clusters)
+    return Power(alpha=ALPHA, power=POWER, task_variance=variance, formula=POWER_FORMULA, tasks_needed=[
+        TasksNeeded(delta=d, tasks=tasks_needed(variance, d, ALPHA, POWER) if variance is not None else None)
+        for d in deltas])

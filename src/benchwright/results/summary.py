@@ -1,4 +1,11 @@
-"""``summary.yaml``: per model and criterion; per difficulty, area and language; pass@k."""
+"""``summary.yaml``: per model and criterion; per difficulty, area and language; pass@k.
+
+Every criterion mean carries ``se`` (its standard error, clustered by task), ``ci95`` ([lo, hi])
+and ``ci_method`` (see :mod:`benchwright.results.stats` and ``docs/statistics.md``); pass@k's
+live under ``pass_at_k_ci`` (a seeded bootstrap over tasks). Per model, ``pass_rate`` is the
+share of counted samples that passed with the same three, and ``power`` how many tasks a
+difference of 5 or 10 points would need at this run's task-level variance.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchwright.registry import registry
 from benchwright.results.record import Record
+from benchwright.results.stats import Estimate, bootstrap_mean, estimate, power_of
 
 if TYPE_CHECKING:
     from benchwright.run.folder import RunFolder
@@ -67,6 +75,9 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     outcomes: dict[str, dict[str, str]] = defaultdict(dict)  # model -> execution_id -> outcome
     groups: dict[str, dict[tuple[str, str, str], list[bool]]] = defaultdict(lambda: defaultdict(list))
     means: dict[str, dict[str, _Mean]] = defaultdict(lambda: defaultdict(_Mean))
+    # model -> criterion -> task -> the sample scores (for the clustered standard errors)
+    scores: dict[str, dict[str, dict[tuple[str, str, str], list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
     units: dict[str, str] = {}
     test_ratio: dict[str, _Mean] = defaultdict(_Mean)
     # model -> criterion -> how many samples it did not score, and the first reason why
@@ -112,6 +123,7 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
             miss["reason"] = miss["reason"] or r.error or r.output
         else:
             means[r.model][r.criterion].add(r.score)
+            scores[r.model][r.criterion][(r.task_source, r.task, r.language)].append(r.score)
             for key in slices:
                 label = getattr(r, key) or "(none)"
                 slices[key][label][r.model][r.criterion].add(r.score)
@@ -132,6 +144,7 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
         for name in sorted(set(means[model]) | set(unscored[model])):
             m = means[model][name]
             entry: dict[str, Any] = {"mean": m.value(), "n": m.n, "unit": units.get(name)}
+            entry.update(_uncertainty(estimate(list(scores[model][name].values()))))
             if name == "unit-test" and test_ratio[model].n:
                 entry["test_pass_ratio"] = test_ratio[model].value()
             if name in unscored[model]:
@@ -139,10 +152,15 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
                 entry["unscored_reason"] = unscored[model][name]["reason"]
             crit[name] = entry
         pak: dict[str, float] = {}
+        pak_ci: dict[str, dict[str, Any]] = {}
         tasks = groups[model]
         for k in PASS_AT:
             if tasks and all(len(v) >= k for v in tasks.values()):
-                pak[f"pass@{k}"] = sum(pass_at_k(len(v), sum(v), k) for v in tasks.values()) / len(tasks)
+                per_task = [pass_at_k(len(v), sum(v), k) for v in tasks.values()]
+                pak[f"pass@{k}"] = sum(per_task) / len(tasks)
+                pak_ci[f"pass@{k}"] = _uncertainty(bootstrap_mean(per_task, sum(map(len, tasks.values()))))
+        outcome_clusters = [[1.0 if p else 0.0 for p in v] for v in tasks.values()]
+        rate = estimate(outcome_clusters, proportion=True)
         by_model[model] = {
             "samples": len(outcomes[model]),
             "tasks": len(tasks),
@@ -155,6 +173,9 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
                 d["task_source"], d["task"], d["language"], d["sample"])),
             "criteria": crit,
             "pass_at_k": pak,
+            "pass_at_k_ci": pak_ci,
+            "pass_rate": rate.model_dump(mode="json") if rate else None,
+            "power": power_of(outcome_clusters).model_dump(mode="json"),
         }
         if judges[model]:
             by_model[model]["judge"] = judges[model]
@@ -176,6 +197,13 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     if thresholds:
         out["thresholds"] = check_thresholds(by_model, thresholds)
     return out
+
+
+def _uncertainty(e: Estimate | None) -> dict[str, Any]:
+    """``se``, ``ci95`` and ``ci_method`` of an estimate, to sit next to its mean."""
+    if e is None:
+        return {"se": None, "ci95": None, "ci_method": "none"}
+    return e.model_dump(mode="json", include={"se", "ci95", "ci_method"})
 
 
 def summarize_folder(folder: RunFolder, thresholds: dict[str, float] | None = None) -> dict[str, Any]:
