@@ -190,3 +190,25 @@ def test_samples_that_hit_a_time_limit_are_listed(tmp_path: Path) -> None:
     assert "... and 5 more (see summary.yaml)" in text
     md = report_text(summary, "markdown")
     assert "> model-a: 2 sample(s) hit a time limit:" in md
+
+
+def test_every_mean_shows_its_interval_and_power_on_request() -> None:
+    from benchwright.results.summary import summarize
+    from tests.results.test_summary import build_records
+
+    summary = summarize(build_records(), "r")
+    md = report_text(summary, "markdown")
+    assert "| unit-test ± SE [95 % CI] |  | ± 25.0 [25.6, 96.3] % | ± 25.0 [3.7, 74.4] % |" in md
+    assert "| cpu-usage ± SE [95 % CI] |  | ± 5.00 [15.20, 34.80] |" in md
+    assert "wilson-clustered for unit-test; normal-clustered for cpu-usage; bootstrap-tasks for pass@1" in md
+    assert "Tasks needed" not in md
+    powered = report_text(summary, "markdown", power=True)
+    assert "| A | 75 % | 0.125 | 785 | 197 |" in powered and "z(0.975)" in powered
+    assert "Tasks for 10 points" in report_text(summary, "table", width=160, power=True)
+    assert "± 5.00 [15.20, 34.80]" in report_text(summary, "table", width=160)
+    by_name = {r[0]: r for r in csv.reader(io.StringIO(report_text(summary, "csv")))}
+    assert float(by_name["unit-test[se]"][2]) == pytest.approx(0.25)
+    assert float(by_name["cpu-usage[ci95_lo]"][2]) == pytest.approx(25 - 1.959964 * 5)
+    assert by_name["pass@1[ci_method]"][2:] == ["bootstrap-tasks", "bootstrap-tasks"]
+    data = json.loads(report_text(summary, "json"))
+    assert data["by_model"]["A"]["criteria"]["unit-test"]["ci_method"] == "wilson-clustered"

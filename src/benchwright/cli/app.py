@@ -356,17 +356,20 @@ def _warn_skipped(folder: Path, skipped: Any) -> None:
 def report(
     run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")] = "latest",
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, markdown or csv.")] = "table",
+    power: Annotated[bool, typer.Option("--power", help=(
+        "Add how many tasks a 5 or 10 point difference in pass rate would need (table, markdown; "
+        "json always has it)."))] = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """The model x criterion table of a run."""
+    """The model x criterion table of a run, every mean with its standard error and 95 % interval."""
     from benchwright.results.report import report_renderables, report_text
 
     _, summary = _summary(_ws(workspace), run_id)
     if fmt == "table":
-        for part in report_renderables(summary):
+        for part in report_renderables(summary, power):
             out.print(part)
     else:
-        sys.stdout.write(report_text(summary, fmt))
+        sys.stdout.write(report_text(summary, fmt, power=power))
 
 
 @app.command()

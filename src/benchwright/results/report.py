@@ -7,6 +7,12 @@ raw numbers. A threshold missed is marked ``✗``. ``untested`` samples (no test
 and ``infra_error`` samples are never counted for or against a model: their rows stand apart,
 below the others. Smaller tables give the pass rate per
 language, difficulty and area.
+
+Every mean with an uncertainty in the summary (``se``, ``ci95``, ``ci_method``) gets a row of
+its own under it in ``table`` and ``markdown`` (``± SE [lo, hi]``, the method named in a note)
+and ``[se]``, ``[ci95_lo]``, ``[ci95_hi]`` and ``[ci_method]`` rows in ``csv``; ``json`` is the
+summary itself. ``power=True`` adds how many tasks a 5 or 10 point difference in pass rate
+would need (``docs/statistics.md``).
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ class Row:
     count: bool = False
     apart: bool = False
     """Shown in a section of its own (``untested``, ``infra_error``)."""
+    ci: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per model: ``se``, ``ci95`` and ``ci_method`` of the value, when the summary has them."""
 
     def shown(self, model: str) -> str:
         text = format_value(self.values.get(model), self.unit, percent=self.percent, count=self.count)
@@ -151,6 +159,7 @@ def rows(summary: dict[str, Any]) -> list[Row]:
             key=name, label=name, unit=str(unit),
             values={m: e.get("mean") for m, e in entries.items()},
             missed=missed(name), percent=_is_percent(name, unit),
+            ci={m: e for m, e in entries.items() if e.get("ci_method")},
         ))
         if name == "unit-test" and any("test_pass_ratio" in e for e in entries.values()):
             out.append(Row(
@@ -162,6 +171,7 @@ def rows(summary: dict[str, Any]) -> list[Row]:
             key=name, label=name, unit="ratio",
             values={m: (data(m).get("pass_at_k") or {}).get(name) for m in models},
             missed=missed(name), percent=True,
+            ci={m: ci for m in models if (ci := (data(m).get("pass_at_k_ci") or {}).get(name))},
         ))
     out.append(Row(key="samples", label="samples", unit="count",
                    values={m: data(m).get("samples") for m in models}, count=True))
@@ -180,6 +190,50 @@ def rows(summary: dict[str, Any]) -> list[Row]:
                    values={m: (data(m).get("outcomes") or {}).get("infra_error", 0) for m in models},
                    count=True, apart=True))
     return out
+
+
+CI_SUFFIX = " ± SE [95 % CI]"
+
+
+def interval_text(row: Row, model: str) -> str:
+    """``± 4.1 [78.2, 92.5] %`` (percentages in points), ``± 1.20 [12.30, 17.70]``; a dash
+    when the value has no interval."""
+    ci = row.ci.get(model) or {}
+    se, bounds = ci.get("se"), ci.get("ci95")
+    if se is None and not bounds:
+        return NONE
+
+    def f(v: float) -> str:
+        return f"{v * 100:.1f}" if row.percent else format_value(v, row.unit)
+
+    text = f"± {f(se)}" if se is not None else "±" + NONE
+    if bounds:
+        text += f" [{f(bounds[0])}, {f(bounds[1])}]" + (" %" if row.percent else "")
+    return text
+
+
+def interval_rows(all_rows: list[Row]) -> list[tuple[Row, bool]]:
+    """The rows in order, each followed by its interval row when it has one (``True`` marks those)."""
+    out: list[tuple[Row, bool]] = []
+    for r in all_rows:
+        out.append((r, False))
+        if r.ci:
+            out.append((r, True))
+    return out
+
+
+def interval_note(all_rows: list[Row]) -> list[str]:
+    """Which method gave each row's interval."""
+    methods: dict[str, list[str]] = {}
+    for r in all_rows:
+        for ci in r.ci.values():
+            names = methods.setdefault(str(ci.get("ci_method")), [])
+            if r.label not in names:
+                names.append(r.label)
+    if not methods:
+        return []
+    return ["± standard error [95 % interval], clustered by task (docs/statistics.md): " + "; ".join(
+        f"{method} for {', '.join(names)}" for method, names in methods.items())]
 
 
 def slices(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, float | None]]]:
@@ -357,7 +411,7 @@ def time_limit_notes(summary: dict[str, Any]) -> list[str]:
 def report_table(summary: dict[str, Any], with_notes: bool = True) -> Table:
     """The main table (criteria x models); the notes are its caption unless ``with_notes`` is off."""
     models = models_of(summary)
-    caption = "\n".join(notes(summary)) if with_notes else ""
+    caption = "\n".join(interval_note(rows(summary)) + notes(summary)) if with_notes else ""
     table = Table(title=Text(f"Run {summary.get('run_id', '')}".strip()),
                   caption=Text(caption) if caption else None,
                   caption_justify="left", caption_style="bold yellow")
@@ -365,10 +419,14 @@ def report_table(summary: dict[str, Any], with_notes: bool = True) -> Table:
     table.add_column("Unit")
     for m in models:
         table.add_column(Text(m), justify="right")
-    all_rows = rows(summary)
-    for i, row in enumerate(all_rows):
+    all_rows = interval_rows(rows(summary))
+    for i, (row, is_ci) in enumerate(all_rows):
+        if is_ci:
+            table.add_row(Text(CI_SUFFIX.strip()), Text(""), *[Text(interval_text(row, m)) for m in models],
+                          style="dim")
+            continue
         cells = [Text(row.shown(m), style="red" if row.missed.get(m) else "") for m in models]
-        next_apart = i + 1 < len(all_rows) and all_rows[i + 1].apart
+        next_apart = i + 1 < len(all_rows) and all_rows[i + 1][0].apart
         table.add_row(Text(row.label), Text(row.unit), *cells, style="dim" if row.apart else None,
                       end_section=next_apart and not row.apart)
     return table
@@ -422,17 +480,23 @@ def gates_table(summary: dict[str, Any]) -> Table | None:
     return table
 
 
-def report_renderables(summary: dict[str, Any]) -> list[RenderableType]:
+def report_renderables(summary: dict[str, Any], power: bool = False) -> list[RenderableType]:
     """What ``benchwright report`` prints, in order: the main table, its notes (full width, not
-    wrapped to the table), then the pass-rate tables. Print each with ``console.print``."""
+    wrapped to the table), then the pass-rate tables (and with ``power`` the tasks a difference
+    needs). Print each with ``console.print``."""
     out: list[RenderableType] = [report_table(summary, with_notes=False)]
-    lines = notes(summary)
+    lines = interval_note(rows(summary)) + notes(summary)
     if lines:
         out.append(Text("\n".join(lines), style="bold yellow"))
     gates = gates_table(summary)
     if gates is not None:
         out.append(gates)
     out += slice_tables(summary)
+    from benchwright.results.power import power_table
+
+    table = power_table(summary) if power else None
+    if table is not None:
+        out.append(table)
     return out
 
 
@@ -450,12 +514,13 @@ def _md_table(header: list[str], body: list[list[str]], right_from: int) -> list
     return lines
 
 
-def report_markdown(summary: dict[str, Any]) -> str:
+def report_markdown(summary: dict[str, Any], power: bool = False) -> str:
     models = models_of(summary)
     lines = [f"## Run {summary.get('run_id', '')}".rstrip(), ""]
-    body = [[r.label, r.unit, *[r.shown(m) for m in models]] for r in rows(summary)]
+    body = [[r.label + CI_SUFFIX, "", *[interval_text(r, m) for m in models]] if is_ci
+            else [r.label, r.unit, *[r.shown(m) for m in models]] for r, is_ci in interval_rows(rows(summary))]
     lines += _md_table(["Criteria", "Unit", *models], body, right_from=2)
-    extra = notes(summary)
+    extra = interval_note(rows(summary)) + notes(summary)
     if extra:
         lines.append("")
         lines += [f"> {n}  " for n in extra]
@@ -469,6 +534,13 @@ def report_markdown(summary: dict[str, Any]) -> str:
         sbody = [[label, *[format_value(per.get(m), None, percent=True) for m in models]]
                  for label, per in table_data.items()]
         lines += _md_table([key.capitalize(), *models], sbody, right_from=1)
+    from benchwright.results.power import POWER_HEADER, POWER_NOTE, POWER_TITLE, power_rows
+
+    prows = power_rows(summary) if power else []
+    if prows:
+        lines += ["", f"### {POWER_TITLE}", ""]
+        lines += _md_table(POWER_HEADER, prows, right_from=1)
+        lines += ["", f"> {POWER_NOTE}"]
     return "\n".join(lines) + "\n"
 
 
@@ -488,6 +560,13 @@ def report_csv(summary: dict[str, Any]) -> str:
     w.writerow(["criterion", "unit", *models])
     for r in rows(summary):
         w.writerow([r.key, r.unit, *[_csv_value(r.values.get(m)) for m in models]])
+        if r.ci:
+            w.writerow([f"{r.key}[se]", r.unit, *[_csv_value((r.ci.get(m) or {}).get("se")) for m in models]])
+            for i, bound in enumerate(("ci95_lo", "ci95_hi")):
+                w.writerow([f"{r.key}[{bound}]", r.unit, *[
+                    _csv_value(((r.ci.get(m) or {}).get("ci95") or [None, None])[i]) for m in models]])
+            w.writerow([f"{r.key}[ci_method]", "", *[str((r.ci.get(m) or {}).get("ci_method") or "")
+                                                     for m in models]])
     for key, table_data in slices(summary).items():
         for label, per in table_data.items():
             w.writerow([f"pass_rate[{key}={label}]", "ratio", *[_csv_value(per.get(m)) for m in models]])
@@ -507,14 +586,15 @@ def render_plain(renderables: Sequence[RenderableType], width: int | None = None
     return buf.getvalue()
 
 
-def report_text(summary: dict[str, Any], fmt: str, width: int | None = None) -> str:
-    """The summary as ``json`` (the summary itself), ``markdown``, ``csv`` or plain-text ``table``."""
+def report_text(summary: dict[str, Any], fmt: str, width: int | None = None, power: bool = False) -> str:
+    """The summary as ``json`` (the summary itself, which holds the power estimate), ``markdown``,
+    ``csv`` or plain-text ``table``; ``power`` adds the power table to ``markdown`` and ``table``."""
     if fmt == "json":
         return json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n"
     if fmt == "markdown":
-        return report_markdown(summary)
+        return report_markdown(summary, power)
     if fmt == "csv":
         return report_csv(summary)
     if fmt == "table":
-        return render_plain(report_renderables(summary), width)
+        return render_plain(report_renderables(summary, power), width)
     raise UserError(f"unknown report format {fmt!r}: use one of {', '.join(FORMATS)}")
