@@ -84,6 +84,7 @@ def test_deltas(runs: tuple[RunFolder, RunFolder]) -> None:
     assert ut.change == "worse" and ut.presence == "both"
     cpu = d[("m1", "cpu-usage")]
     assert (cpu.a, cpu.b, cpu.delta, cpu.points, cpu.change) == (10.0, 20.0, 10.0, None, "worse")
+    assert cpu.verdict == "worse" and ut.verdict == "no significant difference"  # ut.change stays "worse"
     assert d[("m1", "infra_error (not counted)")].b == 1 and d[("m1", "infra_error (not counted)")].change == ""
     assert d[("m1", "fail")].delta == 0 and d[("m1", "fail")].change == "same"
     old = d[("old", "unit-test")]
@@ -96,8 +97,16 @@ def test_formats(runs: tuple[RunFolder, RunFolder]) -> None:
     data = json.loads(compare_text(result, "json"))
     assert data["regressions"][0]["task"] == "regressed" and data["fixes"][0]["task"] == "fixed"
     md = compare_text(result, "markdown")
-    assert "| m1 | unit-test | success | 86 % | 83 % | -2.4 pp | worse |" in md
-    assert "| m1 | cpu-usage | ms | 10.00 | 20.00 | +10.00 | worse |" in md
+    # unit-test: per shared task 0, -0.5, +0.5: the -2.4 pp cannot be told from noise
+    assert "| m1 | unit-test | success | 86 % | 83 % | -2.4 pp | [-100.0, 100.0] pp | 1.000 | no significant difference |" in md
+    # cpu-usage: +10 ms on every task, a difference with no noise at all
+    assert "| m1 | cpu-usage | ms | 10.00 | 20.00 | +10.00 | [10.00, 10.00] | < 0.001 | worse |" in md
+    assert "m1: pass rate B - A = +0.0 pp [-100.0, 100.0] pp, p = 1 (paired-t over 3 shared task(s)): " \
+        "no significant difference" in md
+    pairs = {(p["model"], p["criterion"]): p for p in data["paired"]}
+    assert set(pairs) == {("m1", "pass_rate"), ("m1", "unit-test"), ("m1", "cpu-usage")}
+    assert pairs[("m1", "cpu-usage")]["significant"] and pairs[("m1", "cpu-usage")]["verdict"] == "worse"
+    assert pairs[("m1", "pass_rate")]["tasks"] == 3 and pairs[("m1", "pass_rate")]["diff"] == 0
     assert "| regression | m1 | src.regressed | python | 2/2 | 1/2 |" in md
     assert "| fix | m1 | src.fixed | python | 1/2 | 2/2 |" in md
     assert "old (only in A)" in md and "new (only in B)" in md

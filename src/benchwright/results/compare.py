@@ -13,6 +13,12 @@ Two parts:
   that was 1 in A (every sample passed) and is below 1 in B; a **fix** one that was below 1 in
   A and is 1 in B. Tasks present in one run only, or
   with no scored sample in one of them, are counted apart (``tasks_only_a``/``tasks_only_b``).
+* per model in both runs and per criterion (and ``pass_rate``, the share of counted samples
+  that passed): the **paired difference** over the tasks both runs scored (task-level means,
+  matched by task source, task and language), with its standard error, 95 % interval and
+  p-value (:func:`benchwright.results.stats.paired_difference`). A delta whose interval holds 0
+  shows ``no significant difference`` (``verdict``) instead of better or worse; ``change``
+  keeps the bare direction of the point estimates.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from benchwright.results.report import (
     render_plain,
     rows,
 )
+from benchwright.results.stats import PairedDifference, paired_difference
 from benchwright.results.summary import NOT_COUNTED, higher_is_better
 from benchwright.run.folder import RunFolder
 from benchwright.run.jsonl import SkippedLines
@@ -68,6 +75,11 @@ class Delta:
     """Whether the model is in both runs."""
     percent: bool = False
     count: bool = False
+    paired: dict[str, Any] | None = None
+    """The paired difference over shared tasks (:class:`~benchwright.results.stats.PairedDifference`),
+    for a criterion scored per sample in both runs."""
+    verdict: str = ""
+    """``change``, or ``no significant difference`` when the paired interval holds 0."""
 
 
 @dataclass
@@ -99,6 +111,9 @@ class ComparisonResult:
     tasks_compared: int = 0
     tasks_only_a: int = 0
     tasks_only_b: int = 0
+    paired: list[dict[str, Any]] = field(default_factory=list)
+    """Per model in both runs and per criterion (and ``pass_rate``): the paired difference B - A
+    over shared tasks (:class:`~benchwright.results.stats.PairedDifference`)."""
     skipped_lines: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per run (``a``, ``b``) whose files had lines that could not be read: those lines
     (:class:`~benchwright.run.jsonl.SkippedLines`). The samples they leave incomplete are not
@@ -154,6 +169,42 @@ def _pass_fractions(folder: RunFolder, skipped: SkippedLines) -> dict[TaskKey, t
     return _fractions(folder.records(), folder.scan().damaged()) if skipped else out
 
 
+Scores = dict[tuple[str, str], dict[tuple[str, str, str], list[float]]]
+"""(model, criterion) -> (task source, task, language) -> the sample scores."""
+
+
+def _task_scores(records: Iterable[Record], damaged: set[str]) -> Scores:
+    """Per model and criterion, every counted sample's score by task; ``pass_rate``: 1 for a
+    sample that passed, 0 for one that failed or erred."""
+    out: Scores = {}
+    seen: set[str] = set()
+    for r in records:
+        if r.execution_id in damaged or r.test_case is not None or r.outcome in NOT_COUNTED:
+            continue
+        task = (r.task_source, r.task, r.language)
+        if r.execution_id not in seen:
+            seen.add(r.execution_id)
+            out.setdefault((r.model, "pass_rate"), {}).setdefault(task, []).append(
+                1.0 if (r.outcome or "pass") == "pass" else 0.0)
+        if r.criterion != "generation" and r.score is not None:
+            out.setdefault((r.model, r.criterion), {}).setdefault(task, []).append(r.score)
+    return out
+
+
+def _paired(a: RunFolder, b: RunFolder, models: list[str]) -> list[PairedDifference]:
+    damaged_a = a.scan().damaged()
+    damaged_b = b.scan().damaged()
+    sa, sb = _task_scores(a.records(), damaged_a), _task_scores(b.records(), damaged_b)
+    out = []
+    for model in models:
+        names = [c for (m, c) in sa if m == model and (m, c) in sb]
+        names.sort(key=lambda c: (c != "pass_rate", c))
+        for name in names:
+            direction = True if name == "pass_rate" else _direction(name)
+            out.append(paired_difference(model, name, sa[(model, name)], sb[(model, name)], direction))
+    return out
+
+
 def _fractions(records: Iterable[Record], damaged: set[str]) -> dict[TaskKey, tuple[int, int]]:
     out: dict[TaskKey, tuple[int, int]] = {}
     for r in records:
@@ -189,6 +240,19 @@ def compare(a: RunFolder, b: RunFolder) -> ComparisonResult:
             if not (has_a or has_b) and _category(key) != 2:
                 continue
             result.deltas.append(_delta(model, key, ra, rb, presence))
+
+    both_models = [m for m in models if m not in result.only_a and m not in result.only_b]
+    paired = _paired(a, b, both_models)
+    result.paired = [p.model_dump(mode="json") for p in paired]
+    by_key = {(p.model, p.criterion): p for p in paired}
+    for d in result.deltas:
+        # pass@1 is the mean over tasks of each task's pass rate: the paired pass rate's difference
+        p = by_key.get((d.model, "pass_rate" if d.criterion == "pass@1" else d.criterion))
+        d.verdict = d.change
+        if p is not None:
+            d.paired = p.model_dump(mode="json")
+            if d.change in ("better", "worse") and not p.significant:
+                d.verdict = "no significant difference"
 
     skipped = {"a": SkippedLines(), "b": SkippedLines()}
     fa, fb = _pass_fractions(a, skipped["a"]), _pass_fractions(b, skipped["b"])
@@ -242,12 +306,33 @@ def _model_label(d: Delta) -> str:
     return d.model
 
 
+def _shown_diff(value: float, d: Delta) -> str:
+    if d.percent:
+        return f"{value * 100:.1f}"
+    return human_bytes(value) if d.unit == "bytes" else format_value(value, d.unit)
+
+
+def format_interval(d: Delta) -> str:
+    """The paired difference's 95 % interval (percentage points for ratios), or a dash."""
+    ci = (d.paired or {}).get("ci95")
+    if not ci:
+        return NONE
+    return f"[{_shown_diff(ci[0], d)}, {_shown_diff(ci[1], d)}]" + (" pp" if d.percent else "")
+
+
+def format_p(d: Delta) -> str:
+    p = (d.paired or {}).get("p_value")
+    if p is None:
+        return NONE
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def _delta_cells(d: Delta) -> list[str]:
     return [
         _model_label(d), d.criterion, d.unit,
         format_value(d.a, d.unit, percent=d.percent, count=d.count),
         format_value(d.b, d.unit, percent=d.percent, count=d.count),
-        format_delta(d), d.change,
+        format_delta(d), format_interval(d), format_p(d), d.verdict,
     ]
 
 
@@ -256,8 +341,24 @@ def _flip_cells(f: Flip) -> list[str]:
             f"{f.a_passed}/{f.a_samples}", f"{f.b_passed}/{f.b_samples}"]
 
 
-DELTA_HEADER = ["Model", "Criterion", "Unit", "A", "B", "Δ (B - A)", "Change"]
+DELTA_HEADER = ["Model", "Criterion", "Unit", "A", "B", "Δ (B - A)", "Paired Δ 95 % CI", "p", "Change"]
 FLIP_HEADER = ["Kind", "Model", "Task", "Language", "A passed", "B passed"]
+
+
+def paired_lines(result: ComparisonResult) -> list[str]:
+    """One line per model's pass rate: the paired difference, its interval and p-value, and
+    whether the runs can be told apart."""
+    out = []
+    for p in result.paired:
+        if p["criterion"] != "pass_rate" or p["diff"] is None:
+            continue
+        ci = p["ci95"]
+        interval = f" [{ci[0] * 100:.1f}, {ci[1] * 100:.1f}] pp" if ci else ""
+        pval = "" if p["p_value"] is None else f", p = {p['p_value']:.3g}"
+        verdict = p["verdict"] if p["verdict"] != "same" else "no difference (every task the same)"
+        out.append(f"{p['model']}: pass rate B - A = {p['diff'] * 100:+.1f} pp{interval}{pval} "
+                   f"({p['test']} over {p['tasks']} shared task(s)): {verdict}")
+    return out
 
 
 def _summary_line(result: ComparisonResult) -> str:
@@ -270,11 +371,11 @@ def compare_table(result: ComparisonResult) -> Table:
     """Model x criterion: A, B, delta and whether it got better."""
     table = Table(title=Text(f"A = {result.run_a}   B = {result.run_b}"))
     for h in DELTA_HEADER:
-        table.add_column(h, justify="right" if h in ("A", "B", "Δ (B - A)") else "left")
+        table.add_column(h, justify="right" if h in ("A", "B", "Δ (B - A)", "Paired Δ 95 % CI", "p") else "left")
     last = None
     for d in result.deltas:
         cells = _delta_cells(d)
-        style = {"better": "green", "worse": "red"}.get(d.change, "")
+        style = {"better": "green", "worse": "red"}.get(d.verdict, "")
         if last is not None and d.model != last:
             table.add_section()
         last = d.model
@@ -297,7 +398,9 @@ def flips_table(result: ComparisonResult) -> Table:
 def compare_renderables(result: ComparisonResult) -> list[RenderableType]:
     """What ``benchwright compare`` prints, in order: the deltas, a line counting the flips, and
     the flips table when there are any. Print each with ``console.print``."""
-    out: list[RenderableType] = [compare_table(result), Text(_summary_line(result), style="bold")]
+    out: list[RenderableType] = [compare_table(result)]
+    out += [Text(line, style="bold") for line in paired_lines(result)]
+    out.append(Text(_summary_line(result), style="bold"))
     if result.regressions or result.fixes:
         out.append(flips_table(result))
     out += [Text(n, style="yellow") for n in skipped_notes(result)]
@@ -321,8 +424,11 @@ def _md(cells: list[str]) -> str:
 def compare_markdown(result: ComparisonResult) -> str:
     lines = [f"## Comparison: A = {result.run_a}, B = {result.run_b}", ""]
     lines.append(_md(DELTA_HEADER))
-    lines.append(_md(["---", "---", "---", "---:", "---:", "---:", "---"]))
+    lines.append(_md(["---", "---", "---", "---:", "---:", "---:", "---:", "---:", "---"]))
     lines += [_md(_delta_cells(d)) for d in result.deltas]
+    paired = paired_lines(result)
+    if paired:
+        lines += ["", *[f"{line}  " for line in paired]]
     lines += ["", "### Flips", "", _summary_line(result), ""]
     if result.regressions or result.fixes:
         lines.append(_md(FLIP_HEADER))

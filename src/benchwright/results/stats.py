@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from statistics import NormalDist
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -50,6 +50,7 @@ WILSON_TAIL = 5
 CiMethod = Literal["wilson-clustered", "normal-clustered", "bootstrap-tasks", "none"]
 TestName = Literal["paired-t", "mcnemar-midp", "none"]
 Verdict = Literal["better", "worse", "same", "no significant difference", ""]
+K = TypeVar("K", bound=Hashable)
 
 
 class Estimate(BaseModel):
@@ -239,8 +240,8 @@ def bootstrap_mean(values: Sequence[float], n_samples: int, seed: int = SEED,
 # -- two runs ------------------------------------------------------------------------------------
 
 
-def paired_difference(model: str, criterion: str, a: Mapping[object, Sequence[float]],
-                      b: Mapping[object, Sequence[float]], higher_is_better: bool | None) -> PairedDifference:
+def paired_difference(model: str, criterion: str, a: Mapping[K, Sequence[float]],
+                      b: Mapping[K, Sequence[float]], higher_is_better: bool | None) -> PairedDifference:
     """B - A over the tasks scored in both (``a`` and ``b``: values per task key)."""
     shared = [k for k in a if a[k] and k in b and b[k]]
     ta = [sum(a[k]) / len(a[k]) for k in shared]
@@ -270,6 +271,8 @@ def paired_difference(model: str, criterion: str, a: Mapping[object, Sequence[fl
         p = 0.0 if se == 0 else t_two_sided_p(diff / se, c - 1)
         half = t_quantile(0.975, c - 1) * se
     lo, hi = diff - half, diff + half
+    if all(0.0 <= v <= 1.0 for v in (*ta, *tb)):  # a difference of two rates stays within [-1, 1]
+        lo, hi = max(-1.0, lo), min(1.0, hi)
     significant = lo > 0 or hi < 0
     verdict: Verdict = ""
     if higher_is_better is not None:
