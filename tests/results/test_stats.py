@@ -109,3 +109,19 @@ def test_power_formula() -> None:
     assert tasks_needed(0.25, 0.10) == math.ceil(2 * 0.25 * z * z / 0.01) == 393
     assert tasks_needed(0.0, 0.10) is None
     assert task_variance([[1.0, 1.0], [0.0, 0.0], [1.0, 0.0]]) == pytest.approx(0.25)
+
+
+def test_docs_name_every_method_and_the_power_formula() -> None:
+    from pathlib import Path
+    from typing import get_args
+
+    from benchwright.results.stats import POWER_FORMULA, CiMethod, TestName
+
+    text = (Path(__file__).parents[2] / "docs" / "statistics.md").read_text()
+    for name in [*get_args(CiMethod), *get_args(TestName)]:
+        if name != "none":
+            assert name in text, name
+    assert "n = 2 σ² (z(1 - " in text and "z(1 - alpha/2)" in POWER_FORMULA
+    for ref in ("arXiv:2411.00640", "Wilson (1927)", "McNemar (1947)", "Tibshirani (1993)"):
+        assert ref in text, ref
+    assert "docs/statistics.md" in (Path(__file__).parents[2] / "README.md").read_text()
