@@ -356,17 +356,38 @@ def _warn_skipped(folder: Path, skipped: Any) -> None:
 def report(
     run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")] = "latest",
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, markdown or csv.")] = "table",
+    tasks: Annotated[bool, typer.Option(
+        "--tasks", help="Per task instead: the model x task matrix (verdict, samples and tests passed, "
+        "first failure) and the samples that did not pass; csv gives one row per sample.")] = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """The model x criterion table of a run."""
+    """The model x criterion table of a run (with --tasks: its model x task matrix)."""
     from benchwright.results.report import report_renderables, report_text
 
-    _, summary = _summary(_ws(workspace), run_id)
+    folder, summary = _summary(_ws(workspace), run_id)
+    if tasks:
+        _report_tasks(folder, fmt)
+        return
     if fmt == "table":
         for part in report_renderables(summary):
             out.print(part)
     else:
         sys.stdout.write(report_text(summary, fmt))
+
+
+def _report_tasks(folder: Any, fmt: str) -> None:
+    from benchwright.results import tasks as per_task
+    from benchwright.results.report import FORMATS
+
+    rows = per_task.samples_of(list(folder.records()))
+    writers = {"markdown": per_task.tasks_markdown, "csv": per_task.tasks_csv, "json": per_task.tasks_json}
+    if fmt == "table":
+        for part in per_task.tasks_tables(rows):
+            out.print(part)
+    elif fmt in writers:
+        sys.stdout.write(writers[fmt](rows))
+    else:
+        raise UserError(f"unknown report format {fmt!r}: use one of {', '.join(FORMATS)}")
 
 
 @app.command()
