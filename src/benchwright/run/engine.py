@@ -137,6 +137,18 @@ def make_sandbox(ws: Workspace, preferred: str | None = None) -> Sandbox:
     return best_sandbox(preferred or ws.settings.sandbox)
 
 
+def _unanswerable(name: str, provider: Provider, units: Sequence[SampleUnit]) -> list[str]:
+    """A problem when the provider can already tell it will not answer some of ``units`` (a
+    replay file lacking samples, tasks or models the config asks for)."""
+    missing = provider.unanswerable([u.request() for u in units])
+    if not missing:
+        return []
+    first = missing[0]
+    return [f"provider {name!r}: {len(missing)} of the {len(units)} samples the run asks of it have no "
+            f"answer it can give, e.g. task {first.task} [{first.language}] sample {first.sample} by model "
+            f"{first.model!r}: record them, or narrow the run to what is there (--samples, --task, --model)"]
+
+
 def make_providers(ws: Workspace, plan: Plan, agents: Sequence[AgentUnit] = ()) -> dict[str, Provider]:
     """One provider instance per provider the plan uses; preflight problems stop the run.
 
@@ -166,7 +178,10 @@ def make_providers(ws: Workspace, plan: Plan, agents: Sequence[AgentUnit] = ()) 
         out[name] = provider
     for name, provider in out.items():
         models = sorted({r.model for _, r in wanted if r.provider == name})
-        problems += [f"provider {name!r}: {p}" for p in asyncio.run(provider.preflight(models))]
+        found = asyncio.run(provider.preflight(models))
+        problems += [f"provider {name!r}: {p}" for p in found]
+        if not found:
+            problems += _unanswerable(name, provider, [u for u in plan.units if u.resolved.provider == name])
     if problems:
         raise UserError("\n".join(problems))
     return out
