@@ -278,7 +278,14 @@ def status(
     ws = _ws(workspace)
     if run_id:
         folder = RunFolder(ws.run_dir(run_id))
-        sys.stdout.write(json.dumps(folder.status(), indent=2, default=str) + "\n")
+        shown = dict(folder.status())
+        if (folder.path / "records.jsonl").is_file():  # why samples failed, so far
+            from benchwright.results.export import folder_summary
+
+            failures = folder_summary(folder).get("failures")
+            if failures:
+                shown["failures"] = failures
+        sys.stdout.write(json.dumps(shown, indent=2, default=str) + "\n")
         return
     runs = sorted(ws.results.glob("*/run.yaml"), key=lambda p: p.stat().st_mtime) if ws.results.exists() else []
     if not runs:
