@@ -83,3 +83,13 @@ def test_csv_has_one_row_per_sample_and_json_the_cells(run: Path, bw: Runner) ->
     cells = json.loads(bw("report", "r", "--tasks", "--format", "json", cwd=run).stdout)["tasks"]
     assert {c["task"]: c["verdict"] for c in cells} == {"good": "pass", "wrong": "fail", HOSTILE: "pass",
                                                         "broken": "fail"}
+
+
+@pytest.mark.slow
+def test_export_csv_per_sample(run: Path, bw: Runner) -> None:
+    got = bw("export", "r", "--format", "csv", "--per", "sample", cwd=run)
+    assert got.returncode == 0, got.stderr
+    rows = list(csv.DictReader(io.StringIO(got.stdout)))
+    assert len(rows) == 8 and len({r["execution_id"] for r in rows}) == 8
+    refused = bw("export", "r", "--format", "junit", "--per", "sample", cwd=run)
+    assert refused.returncode == 2 and "--per sample" in refused.stderr

@@ -402,6 +402,9 @@ def export(
     run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")] = "latest",
     fmt: Annotated[str, typer.Option("--format", "-f", help="junit, json, csv or markdown.")] = "json",
     output: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (default: stdout).")] = None,
+    per: Annotated[str, typer.Option(
+        "--per", help="csv: a row per 'record' (every test case and criterion) or per 'sample' (outcome, "
+        "tests passed, first failure).")] = "record",
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Export a run's records for CI and other tools."""
@@ -412,7 +415,14 @@ def export(
 
     folder = RunFolder(_ws(workspace).run_dir(run_id))
     skipped = SkippedLines()
-    text = do_export(folder, fmt, skipped)
+    if per not in ("record", "sample") or (per == "sample" and fmt != "csv"):
+        raise UserError(f"--per {per}: give 'record', or 'sample' with --format csv")
+    if per == "sample":
+        from benchwright.results.tasks import samples_of, tasks_csv
+
+        text = tasks_csv(samples_of(list(folder.records(skipped))))
+    else:
+        text = do_export(folder, fmt, skipped)
     _warn_skipped(folder.path, skipped)
     if output is None:
         sys.stdout.write(text)
