@@ -294,3 +294,15 @@ def test_relative_paths_in_the_settings_are_read_from_the_workspace(workspace: P
     assert proc.returncode == 0, proc.stderr
     records = read_jsonl(workspace / "results" / "far" / "records.jsonl")
     assert _by(records, "adds-a-skip")["judge"]["verdict"] == "fail"
+
+
+def test_a_recorded_judge_without_a_verdict_for_an_agent_run_stops_the_run_first(workspace: Path,
+                                                                                 bw: Runner) -> None:
+    verdicts = workspace / "judge" / "recorded-verdicts.jsonl"
+    kept = [line for line in verdicts.read_text().splitlines() if "edits-the-test" not in line]
+    verdicts.write_text("\n".join(kept) + "\n")
+    proc = bw("run", "configs/agents.yaml", "--run-id", "r", cwd=workspace)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "the llm-judge of the agent runs" in proc.stderr
+    assert "parser-fixes/empty-input/edits-the-test" in proc.stderr
+    assert not (workspace / "results" / "r" / "records.jsonl").exists()

@@ -209,6 +209,17 @@ def test_rescore_a_real_run_through_the_cli(tmp_path: Path) -> None:
     assert outcomes == {(r["task"], r["sample"], r["outcome"])
                         for r in read_jsonl(ws / "results" / "first" / "records.jsonl")}
 
+    # a replay that lacks samples the config asks for stops before any work, saying what lacks
+    config.write_text(config.read_text().replace("samples: 2", "samples: 3"))
+    proc = run_cli("run", config, "--run-id", "more", cwd=ws)
+    assert proc.returncode == 2, proc.stderr
+    assert "have no answer it can give" in proc.stderr and "sample 2" in proc.stderr, proc.stderr
+    assert not (ws / "results" / "more" / "generations.jsonl").exists()
+    # narrowed to what is there, it runs
+    proc = run_cli("run", config, "--run-id", "narrowed", "--samples", "2", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    config.write_text(config.read_text().replace("samples: 3", "samples: 2"))
+
     # a replay of a missing run stops before any work, naming the path
     (ws / "benchwright.yaml").write_text("version: 1\nproviders:\n  old: {type: replay, path: results/nope}\n")
     proc = run_cli("run", config, "--run-id", "third", cwd=ws)

@@ -161,3 +161,18 @@ def test_two_runs_compared_side_by_side(server: str, browser: Browser, workspace
     assert "regressions: 1" in page.inner_text("[data-testid=regressions]")
     assert "tiny/double [python] reference" in page.inner_text("body")
     shot(page, "09-compare")
+
+
+@pytest.mark.slow
+def test_the_run_page_says_why_samples_failed(server: str, browser: Browser, workspace: Path) -> None:
+    (workspace / "tasks" / "tiny.yaml").write_text(TINY.replace("return 2 * x", "return (2 *"))
+    proc = subprocess.run([str(BIN), "run", "configs/tiny.yaml", "--run-id", "broken"], cwd=workspace,
+                          capture_output=True, text=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.goto(f"{server}/ui/run/broken")
+    page.wait_for_selector("[data-testid=failure-reason]")
+    said = page.inner_text("[data-testid=failure-reason]")
+    assert "1 error sample(s), did not build (a retry will not help)" in said, said
+    assert "SyntaxError" in said and "tiny/double [python] sample 0" in said
+    shot(page, "10-why-samples-failed")

@@ -780,6 +780,16 @@ def summarize(answers: Sequence[JudgeAnswer], *, prompt: str, model: str,
                         **costs)
 
 
+JUDGED_LANGUAGE = "agent"
+"""The language a judge request about an agent run names (a recorded judge's files use it)."""
+
+
+def judged_task(scenario: str, task: str, agent: str | None) -> str:
+    """The task a judge request about an agent run names: ``scenario/task/agent`` (how a
+    recorded judge finds its verdict)."""
+    return "/".join(part for part in (scenario, task, agent) if part)
+
+
 def _asking(evidence: Evidence, repeats: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
     if repeats < 1:
         raise ValueError(f"the judge must be asked at least once (repeats = {repeats})")
@@ -787,8 +797,8 @@ def _asking(evidence: Evidence, repeats: int) -> tuple[str, dict[str, Any], list
     params = dict(VERDICT_PARAMS)
     if repeats > 1:
         params["temperature"] = REPEAT_TEMPERATURE
-    task = "/".join(part for part in (evidence.scenario, evidence.task, evidence.agent) if part)
-    common = {"language": "agent", "task": task, "params": params}
+    common = {"language": JUDGED_LANGUAGE, "task": judged_task(evidence.scenario, evidence.task, evidence.agent),
+              "params": params}
     return prompt, common, [{"sample": i} for i in range(repeats)]
 
 

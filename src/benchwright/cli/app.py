@@ -278,7 +278,14 @@ def status(
     ws = _ws(workspace)
     if run_id:
         folder = RunFolder(ws.run_dir(run_id))
-        sys.stdout.write(json.dumps(folder.status(), indent=2, default=str) + "\n")
+        shown = dict(folder.status())
+        if (folder.path / "records.jsonl").is_file():  # why samples failed, so far
+            from benchwright.results.export import folder_summary
+
+            failures = folder_summary(folder).get("failures")
+            if failures:
+                shown["failures"] = failures
+        sys.stdout.write(json.dumps(shown, indent=2, default=str) + "\n")
         return
     runs = sorted(ws.results.glob("*/run.yaml"), key=lambda p: p.stat().st_mtime) if ws.results.exists() else []
     if not runs:
@@ -359,12 +366,19 @@ def report(
     power: Annotated[bool, typer.Option("--power", help=(
         "Add how many tasks a 5 or 10 point difference in pass rate would need (table, markdown; "
         "json always has it)."))] = False,
+    tasks: Annotated[bool, typer.Option(
+        "--tasks", help="Per task instead: the model x task matrix (verdict, samples and tests passed, "
+        "first failure) and the samples that did not pass; csv gives one row per sample.")] = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """The model x criterion table of a run, every mean with its standard error and 95 % interval."""
+    """The model x criterion table of a run, every mean with its standard error and 95 % interval
+    (with --tasks: its model x task matrix)."""
     from benchwright.results.report import report_renderables, report_text
 
-    _, summary = _summary(_ws(workspace), run_id)
+    folder, summary = _summary(_ws(workspace), run_id)
+    if tasks:
+        _report_tasks(folder, fmt)
+        return
     if fmt == "table":
         for part in report_renderables(summary, power):
             out.print(part)
@@ -372,11 +386,29 @@ def report(
         sys.stdout.write(report_text(summary, fmt, power=power))
 
 
+def _report_tasks(folder: Any, fmt: str) -> None:
+    from benchwright.results import tasks as per_task
+    from benchwright.results.report import FORMATS
+
+    rows = per_task.samples_of(list(folder.records()))
+    writers = {"markdown": per_task.tasks_markdown, "csv": per_task.tasks_csv, "json": per_task.tasks_json}
+    if fmt == "table":
+        for part in per_task.tasks_tables(rows):
+            out.print(part)
+    elif fmt in writers:
+        sys.stdout.write(writers[fmt](rows))
+    else:
+        raise UserError(f"unknown report format {fmt!r}: use one of {', '.join(FORMATS)}")
+
+
 @app.command()
 def export(
     run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")] = "latest",
     fmt: Annotated[str, typer.Option("--format", "-f", help="junit, json, csv or markdown.")] = "json",
     output: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (default: stdout).")] = None,
+    per: Annotated[str, typer.Option(
+        "--per", help="csv: a row per 'record' (every test case and criterion) or per 'sample' (outcome, "
+        "tests passed, first failure).")] = "record",
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Export a run's records for CI and other tools."""
@@ -387,7 +419,14 @@ def export(
 
     folder = RunFolder(_ws(workspace).run_dir(run_id))
     skipped = SkippedLines()
-    text = do_export(folder, fmt, skipped)
+    if per not in ("record", "sample") or (per == "sample" and fmt != "csv"):
+        raise UserError(f"--per {per}: give 'record', or 'sample' with --format csv")
+    if per == "sample":
+        from benchwright.results.tasks import samples_of, tasks_csv
+
+        text = tasks_csv(samples_of(list(folder.records(skipped))))
+    else:
+        text = do_export(folder, fmt, skipped)
     _warn_skipped(folder.path, skipped)
     if output is None:
         sys.stdout.write(text)

@@ -133,6 +133,11 @@ class Provider(abc.ABC):
             return [f"the environment variable {var} is not set (it must hold the API key)"]
         return []
 
+    def unanswerable(self, requests: Sequence[GenerationRequest]) -> list[GenerationRequest]:
+        """Of ``requests`` (what a run will ask), those this provider can already tell it will not
+        answer: a provider of recorded answers that lacks some. A live model answers anything: []."""
+        return []
+
     @abc.abstractmethod
     async def generate(self, request: GenerationRequest) -> Answer:
         """Answer one request with one attempt.

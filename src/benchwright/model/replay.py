@@ -195,6 +195,23 @@ class ReplayProvider(Provider):
             return [str(e)]
         return []
 
+    def unanswerable(self, requests: Sequence[GenerationRequest]) -> list[GenerationRequest]:
+        """The requests no recorded answer matches (by task, language, sample and model, or by
+        prompt); an ambiguous match counts as answerable here (generate says why it is not)."""
+        try:
+            self._load()
+        except UserError:
+            return []  # preflight says why
+        assert self._by_task is not None
+        missing = []
+        for request in requests:
+            found = [self._by_task.get((request.task, request.language, request.sample)) if request.task else None,
+                     self._by_prompt.get((request.prompt, request.language, request.sample))
+                     if request.prompt else None]
+            if not any(f and (request.model in ANY_MODEL or self._label(request.model) in f) for f in found):
+                missing.append(request)
+        return missing
+
     def _label(self, wanted: str) -> str:
         """The recorded label that ``wanted`` (the model id after the provider) stands for."""
         if wanted in self._labels:

@@ -29,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchwright.errors import UserError
+from benchwright.results.reasons import notes as reason_notes
 from benchwright.run.jsonl import SkippedLines
 
 FORMATS = ("table", "json", "markdown", "csv")
@@ -268,7 +269,9 @@ def notes(summary: dict[str, Any]) -> list[str]:
     out += time_limit_notes(summary)
     infra = sum(int(((d or {}).get("outcomes") or {}).get("infra_error", 0) or 0)
                 for d in (summary.get("by_model") or {}).values())
-    if infra:
+    if summary.get("failures"):
+        out += reason_notes(summary["failures"])
+    elif infra:
         out.append(f"{infra} sample(s) ended in infra_error (harness, sandbox or provider failure): "
                    "not counted against any model; retry with `benchwright run --resume --retry-errors`")
     untested = sum(int(((d or {}).get("outcomes") or {}).get("untested", 0) or 0)

@@ -15,6 +15,7 @@ from math import comb
 from typing import TYPE_CHECKING, Any
 
 from benchwright.registry import registry
+from benchwright.results.reasons import Reasons
 from benchwright.results.record import Record
 from benchwright.results.stats import Estimate, bootstrap_mean, estimate, power_of
 
@@ -91,10 +92,12 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
     slices: dict[str, dict[str, dict[str, dict[str, _Mean]]]] = {
         k: defaultdict(lambda: defaultdict(lambda: defaultdict(_Mean))) for k in ("difficulty", "area", "language")
     }
+    reasons = Reasons()  # why samples ended in error or infra_error
     for r in records:
         if r.execution_id in damaged:
             damaged[r.execution_id] = damaged[r.execution_id] or _ref(r)
             continue
+        reasons.add(r)
         if r.execution_id not in outcomes[r.model]:
             outcome = r.outcome or "pass"  # a record written without an outcome had nothing fail
             outcomes[r.model][r.execution_id] = outcome
@@ -194,6 +197,8 @@ def summarize(records: Iterable[Record], run_id: str, thresholds: dict[str, floa
             label: {model: {c: m.value() for c, m in sorted(per.items())} for model, per in models.items()}
             for label, models in sorted(table.items())
         }
+    if failures := reasons.groups():
+        out["failures"] = {m: [g.model_dump() for g in groups] for m, groups in failures.items()}
     if thresholds:
         out["thresholds"] = check_thresholds(by_model, thresholds)
     return out

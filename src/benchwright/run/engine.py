@@ -34,7 +34,7 @@ from benchwright.criteria.base import wall_capped
 from benchwright.criteria.energy import run_meter
 from benchwright.errors import InfraError, InputError, PluginNotFound, Problem, UserError
 from benchwright.model import resolve as model_resolve
-from benchwright.model.base import Provider
+from benchwright.model.base import GenerationRequest, Provider
 from benchwright.model.cache import CACHE_FILE, GenerationCache
 from benchwright.model.engine import GenerationEngine
 from benchwright.model.judge import Judge
@@ -137,6 +137,27 @@ def make_sandbox(ws: Workspace, preferred: str | None = None) -> Sandbox:
     return best_sandbox(preferred or ws.settings.sandbox)
 
 
+def _judge_requests(judge: model_resolve.ResolvedModel, agents: Sequence[AgentUnit]) -> list[GenerationRequest]:
+    """What the judge is asked about each agent run (each repeat), as a recorded judge finds it."""
+    from benchwright.agents.verdict import JUDGED_LANGUAGE, judged_task
+
+    return [GenerationRequest(model=judge.model, mode="instruct", messages=[], prompt="", language=JUDGED_LANGUAGE,
+                              task=judged_task(u.scenario.name, u.task.name, u.agent.name), sample=s)
+            for u in agents for s in range(u.scenario.scenario.judge_repeats)]
+
+
+def _unanswerable(who: str, provider: Provider, requests: Sequence[GenerationRequest]) -> list[str]:
+    """A problem when the provider can already tell it will not answer some of ``requests`` (a
+    replay file lacking samples, tasks or models the config asks for)."""
+    missing = provider.unanswerable(requests)
+    if not missing:
+        return []
+    first = missing[0]
+    return [f"{who}: {len(missing)} of the {len(requests)} requests the run makes of it have no "
+            f"answer it can give, e.g. task {first.task} [{first.language}] sample {first.sample} by model "
+            f"{first.model!r}: record them, or narrow the run to what is there"]
+
+
 def make_providers(ws: Workspace, plan: Plan, agents: Sequence[AgentUnit] = ()) -> dict[str, Provider]:
     """One provider instance per provider the plan uses; preflight problems stop the run.
 
@@ -166,7 +187,14 @@ def make_providers(ws: Workspace, plan: Plan, agents: Sequence[AgentUnit] = ()) 
         out[name] = provider
     for name, provider in out.items():
         models = sorted({r.model for _, r in wanted if r.provider == name})
-        problems += [f"provider {name!r}: {p}" for p in asyncio.run(provider.preflight(models))]
+        found = asyncio.run(provider.preflight(models))
+        problems += [f"provider {name!r}: {p}" for p in found]
+        if not found:
+            problems += _unanswerable(f"provider {name!r}", provider, [u.request() for u in plan.units
+                                                       if u.resolved.provider == name])
+        if not found and plan.judge is not None and plan.judge.provider == name and agents:
+            problems += _unanswerable(f"provider {name!r} (the llm-judge of the agent runs)", provider,
+                                      _judge_requests(plan.judge, agents))
     if problems:
         raise UserError("\n".join(problems))
     return out

@@ -15,6 +15,7 @@ from benchwright.criteria.base import Criterion
 from benchwright.criteria.judge import NO_JUDGE
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.model import resolve as model_resolve
+from benchwright.model.base import GenerationRequest
 from benchwright.registry import registry
 from benchwright.run.narrowing import Narrowing, TaskPicker
 from benchwright.task.load import LoadedSource
@@ -49,6 +50,15 @@ class SampleUnit:
         if self.model.api == "completion":
             return "complete"
         return self.task.mode
+
+    def request(self) -> GenerationRequest:
+        """What the model is asked for this sample."""
+        return GenerationRequest(
+            model=self.resolved.model, mode=self.api, messages=list(self.messages()),
+            prompt=self.rendered.prompt, language=self.language,
+            params=self.model.request_params(), sample=self.sample, golden=self.golden,
+            task=f"{self.task_source}/{self.task.name}",
+        )
 
     def messages(self) -> list[dict[str, str]]:
         if self.api == "complete":

@@ -14,7 +14,6 @@ from benchwright.config.settings import Settings
 from benchwright.criteria.base import Criterion, Measurement, SampleContext
 from benchwright.errors import InfraError
 from benchwright.lang.base import Language
-from benchwright.model.base import GenerationRequest
 from benchwright.model.engine import GenerationEngine
 from benchwright.model.judge import Judge
 from benchwright.model.resolve import ResolvedModel
@@ -118,12 +117,7 @@ class Worker:
             provider=unit.resolved.provider, sample=unit.sample, mode=unit.api,
             messages=messages, prompt=unit.rendered.prompt,
         )
-        request = GenerationRequest(
-            model=unit.resolved.model, mode=unit.api, messages=messages,
-            prompt=unit.rendered.prompt, language=unit.language,
-            params=unit.model.request_params(), sample=unit.sample, golden=unit.golden,
-            task=f"{unit.task_source}/{unit.task.name}",
-        )
+        request = unit.request()
         try:
             outcome = await self.engine.answer(unit.resolved.provider, request)
         except Exception as e:  # a provider bug must not stop the run

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchwright.errors import InfraError, InputError, UserError
+from benchwright.results.reasons import notes as reason_notes
 from benchwright.results.report import format_value, gate_rows, rows
 from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
@@ -213,6 +214,11 @@ def register(service: Service, *, auth_on: bool) -> None:
         gates = gate_rows(summary)
         if gates:
             ui.label("Coding agents: the three gates").classes("text-lg")
+        failures = summary.get("failures") or {}
+        if failures:
+            ui.label("Why samples failed").classes("text-lg")
+            for line in reason_notes(failures):
+                ui.label(line).classes("text-sm").props('data-testid="failure-reason"')
         samples: dict[str, dict[str, Any]] = {}
         skipped = SkippedLines()
         for rec in service.records(run_id, filters={}, limit=100_000, skipped=skipped)[1]:
