@@ -21,6 +21,10 @@ GOLDEN = {
     "rust": "fn f(x: i32) -> i32 {\n    x + 1\n}\n",
     "c": "int f(int x) {\n    return x + 1;\n}\n",
     "go": "package main\n\nfunc F(x int) int {\n    return x + 1\n}\n",
+    "cpp": "#include <string>\nstd::string f(int x) {\n    return std::to_string(x + 1);\n}\n",
+    "java": "public class Solution {\n    public static int f(int x) {\n        return x + 1;\n    }\n}\n",
+    "typescript": "function f(x: number): number {\n  return x + 1;\n}\n",
+    "bash": "f() {\n  echo $(( $1 + 1 ))\n}\n",
 }
 RUST_SCAFFOLD = "#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() { assert_eq!(f(1), 2); }\n}\n"
 
@@ -116,6 +120,10 @@ def test_rust_proper_tests_are_not_listed(tmp_path: Path, bw: Runner) -> None:
 @pytest.mark.parametrize(("lang", "weak", "good"), [
     ("c", "int y = f(1); (void)y;", "assert(f(1) == 2);"),
     ("go", "_ = F(1)", "t.Equal(F(1), 2)"),
+    ("cpp", "try { f(1); } catch (...) {}", 'assert(f(1) == "2");'),
+    ("java", "try { Solution.f(1); } catch (RuntimeException e) {}", "assert Solution.f(1) == 2;"),
+    ("typescript", "try { f(1); } catch (e) {}", "assert.strictEqual(f(1), 2);"),
+    ("bash", "f 1 || true", 'assert_eq "$(f 1)" 2'),
 ])
 def test_other_languages(tmp_path: Path, bw: Runner, lang: str, weak: str, good: str) -> None:
     ws = tmp_path / "ws"
@@ -125,7 +133,19 @@ def test_other_languages(tmp_path: Path, bw: Runner, lang: str, weak: str, good:
     assert len(listed) == 1 and f"weak / f [{lang}]" in listed[0], bad.stderr
     fine = bw("validate", "--golden", _source(ws, lang, [good], name="good"), cwd=ws)
     assert fine.returncode == 0, fine.stdout + fine.stderr
-    assert not _cannot_fail(fine.stderr)
+    assert not _cannot_fail(fine.stderr) and "golden solutions: 1/1 pass; 2 mutants" in fine.stdout, fine.stdout
+
+
+@pytest.mark.parametrize(("lang", "test"), [
+    ("go", "func TestF(t *testing.T) {\n}\n_ = F"),
+    ("java", "@Test\nint y = Solution.f(1);"),
+    ("typescript", "describe('f', () => { it('adds', () => { f(1); }); });"),
+])
+def test_scaffolding_is_warned(tmp_path: Path, bw: Runner, lang: str, test: str) -> None:
+    ws = tmp_path / "ws"
+    proc = bw("validate", _source(ws, lang, [test]), cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    assert "holds test-harness code that is never executed" in " ".join(proc.stdout.split()), proc.stdout
 
 
 @pytest.mark.skipif(not DATASETS.is_dir(), reason="the HumanEval-X sample files are not on this machine")

@@ -55,7 +55,7 @@ def find_body(code: str, signature: str) -> Body | None:
         if end is None:
             continue
         rest = re.match(r"[^;{}]*\{", code[end:])
-        if rest is None or "=>" in rest.group(0):
+        if rest is None:
             continue
         brace = end + rest.end() - 1
         return Body(brace, code[end:brace].strip(), (m.groupdict().get("before") or "").strip())
