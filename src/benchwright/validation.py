@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +127,46 @@ def check_task(doc: yamldoc.Document, index: int, task: Task) -> list[Problem]:
                 on = ", ".join(k for k, v in combo.items() if v) or "none"
                 problems.append(Problem(doc.file, f"{e} (language {lang}, parameters on: {on})",
                                         path=yamldoc.format_path(path), line=line, hint=hint))
+        if registry.has("language", lang):
+            problems += _idle_tests(doc, index, task, lang)
+    return problems
+
+
+def _idle_tests(doc: yamldoc.Document, index: int, task: Task, lang: str) -> list[Problem]:
+    """Warnings about test cases that cannot fail, found without running them: a test case
+    that never names the entry point, and test-harness scaffolding the language's runner does not
+    execute (a Rust ``#[cfg(test)] mod tests`` pasted in as a test case compiles to nothing)."""
+    try:
+        rendered = render_task(task, lang, {})
+    except RenderFailure:
+        return []  # reported above
+    language = registry.create("language", lang)
+    spec = task.spec(lang)
+    cases = [("public", i, c) for i, c in enumerate(spec.public_tests)]
+    cases += [("hidden", i, c) for i, c in enumerate(spec.hidden_tests)]
+    ep = rendered.entry_point
+    prelude = rendered.prelude or ""
+    problems: list[Problem] = []
+    for (kind, i, _), test in zip(cases, rendered.tests, strict=True):
+        path: tuple[str | int, ...] = ("tasks", index, "task", "languages_specific", lang, f"{kind}_tests", i)
+        if doc.line_of((*path, "code")) is not None:
+            path = (*path, "code")
+        found = language.inert(test.code)
+        if found:
+            line, what = found[0]
+            more = f" (and {len(found) - 1} more such line(s))" if len(found) > 1 else ""
+            problems.append(Problem(
+                doc.file, f"test case {test.name!r} ({lang}) holds test-harness code that is never "
+                f"executed: {what}{more}; the test cannot fail", path=yamldoc.format_path(path),
+                line=doc.value_line(path, line), severity="warning",
+                hint="write the test case as the statements to run (the asserts themselves)"))
+        if ep and not re.search(rf"\b{re.escape(ep)}\b", test.code) and not re.search(
+                rf"\b{re.escape(ep)}\b", prelude):
+            problems.append(Problem(
+                doc.file, f"test case {test.name!r} ({lang}) never calls the entry point {ep!r}: it "
+                "cannot fail whatever the solution does", path=yamldoc.format_path(path),
+                line=doc.value_line(path, 1), severity="warning",
+                hint="call the entry point in the test, or set entry_point if it was inferred wrongly"))
     return problems
 
 
@@ -309,12 +351,59 @@ class GoldenFailure:
     message: str
 
 
+@dataclass
+class Survivor:
+    """A mutant of a golden solution that passes the task's tests: they cannot fail."""
+
+    task_source: str
+    task: str
+    language: str
+    mutants: list[str]
+    """What each surviving mutant does (``returns None``, ``panics``...)."""
+
+
+@dataclass
+class GoldenReport:
+    total: int
+    """Golden solutions run."""
+    failures: list[GoldenFailure]
+    survivors: list[Survivor]
+    mutants: int
+    """Mutants run."""
+
+
+def _mutant_units(units: Sequence[SampleUnit]) -> dict[str, tuple[SampleUnit, SampleUnit, str]]:
+    """Each unit's mutants, as units answered by the reference model with the mutant as their
+    golden solution: execution id -> (mutant unit, original unit, what the mutant does)."""
+    out: dict[str, tuple[SampleUnit, SampleUnit, str]] = {}
+    for unit in units:
+        ep, golden = unit.rendered.entry_point, unit.golden
+        if not ep or golden is None or not registry.has("language", unit.language):
+            continue
+        spec = unit.task.spec(unit.language)
+        for k, mutant in enumerate(registry.create("language", unit.language).mutants(golden, ep)):
+            # the entry point stays what the original says (a mutant may define it twice)
+            specs = {**unit.task.task.languages_specific,
+                     unit.language: spec.model_copy(update={"entry_point": ep})}
+            task = unit.task.model_copy(update={
+                "golden_solution": {**unit.task.golden_solution, unit.language: mutant.code},
+                "task": unit.task.task.model_copy(update={"languages_specific": specs})})
+            eid = f"{unit.execution_id}~mutant{k}"
+            out[eid] = (dataclasses.replace(unit, task=task, execution_id=eid), unit, mutant.name)
+    return out
+
+
 def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
-                 progress: Callable[[int, int, object], None] | None = None) -> tuple[int, list[GoldenFailure]]:
-    """Run every golden solution through the pipeline; return (samples run, broken ones)."""
+                 progress: Callable[[int, int, object], None] | None = None) -> GoldenReport:
+    """Run every golden solution through the pipeline, and each one's mutants (see
+    :meth:`Language.mutants`); the broken golden solutions, and the tasks whose tests pass a
+    mutant of a golden solution that passes them (tests that cannot fail)."""
     config = ExecConfig(criteria=[Toggle(name="unit-test")], llms=[ModelSpec(id="reference")])
     plan = build_plan(config, "validate --golden", sources, ws.settings)
-    units = [u for u in plan.units if u.golden is not None]
+    goldens = [u for u in plan.units if u.golden is not None]
+    mutated = _mutant_units(goldens)
+    units = [*goldens, *(u for u, _, _ in mutated.values())]
+    survived: dict[str, list[str]] = {}
     providers = {"reference": model_resolve.create(units[0].resolved, ws.settings)} if units else {}
     sandbox = best_sandbox(ws.settings.sandbox)
     worker = Worker("golden-check", GenerationEngine(providers, ws.settings), sandbox, config.limits)
@@ -327,6 +416,11 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
         if progress:
             progress(finished, len(units), unit)
         outcome = records[0].outcome or "pass"
+        if unit.execution_id in mutated:
+            if outcome == "pass":
+                _, original, what = mutated[unit.execution_id]
+                survived.setdefault(original.execution_id, []).append(what)
+            return
         if outcome == "pass":
             return
         bad = next((r for r in records if r.test_case is not None and r.status != "pass"), None)
@@ -341,4 +435,9 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
 
     asyncio.run(LocalExecutor().run(units, worker, {}, lambda g: None, on_result))
     failures.sort(key=lambda f: (f.task_source, f.task, f.language))
-    return len(units), failures
+    broken = {(f.task_source, f.task, f.language) for f in failures}
+    survivors = [Survivor(u.task_source, u.task.name, u.language, sorted(survived[u.execution_id]))
+                 for u in goldens if u.execution_id in survived
+                 and (u.task_source, u.task.name, u.language) not in broken]
+    survivors.sort(key=lambda s: (s.task_source, s.task, s.language))
+    return GoldenReport(len(goldens), failures, survivors, len(mutated))

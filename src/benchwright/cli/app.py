@@ -92,7 +92,7 @@ def init(
 def validate(
     paths: Annotated[list[Path], typer.Argument(help="Task sources, execution configs and scenarios.")],
     kind: Annotated[str | None, typer.Option(help="task-source, exec-config or scenario (default: detect).")] = None,
-    golden: Annotated[bool, typer.Option(help="Also run every golden solution through the pipeline.")] = False,
+    golden: Annotated[bool, typer.Option(help="Also run every golden solution, and mutants of it, through the pipeline.")] = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Check files: every problem at once, with file, line and place. Exit 2 on any error."""
@@ -108,15 +108,24 @@ def validate(
         err.print(f"[red]{len(report.errors)} error(s)[/], {len(report.warnings)} warning(s)")
         raise typer.Exit(2)
     if golden:
-        total, failures = _progress_run(
+        checked = _progress_run(
             "golden solutions", lambda p: validation.check_golden(report.sources, ws, p))
+        total, failures = checked.total, checked.failures
         for f in failures:
             err.print(f"broken: {f.task_source} / {f.task} [{f.language}]: {f.message}", markup=False)
+        for s in checked.survivors:
+            err.print(f"tests cannot fail: {s.task_source} / {s.task} [{s.language}]: they pass a golden "
+                      f"solution changed so that it {' / '.join(s.mutants)}", markup=False)
         if failures:
             err.print(f"[red]{len(failures)} of {total} golden solutions are broken (they fail their own "
                       "tests, do not compile or load, or no test case applies)[/]")
+        if checked.survivors:
+            err.print(f"[red]{len(checked.survivors)} of {total} tasks have tests that cannot fail (they "
+                      "pass a mutant of the golden solution)[/]")
+        if failures or checked.survivors:
             raise typer.Exit(2)
-        out.print(f"golden solutions: {total}/{total} pass")
+        out.print(f"golden solutions: {total}/{total} pass; {checked.mutants} mutants, each failed by "
+                  "the tests")
     out.print(f"[green]ok[/]: {len(paths)} file(s), {len(report.warnings)} warning(s)")
 
 

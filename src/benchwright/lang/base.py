@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from benchwright.lang.mutate import Mutant
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
 TestStatus = Literal["pass", "fail", "error", "timeout", "not_run"]
@@ -77,6 +78,9 @@ class Language(abc.ABC):
     file_extension: str = ".txt"
     install_hint: str = ""
     """How to install this language's toolchain (Debian packages), for errors and ``doctor``."""
+    scaffolding: tuple[tuple[str, str], ...] = ()
+    """(regex, what it is) of test-harness code a test case may hold that this language's runner
+    never executes (``#[cfg(test)]`` in Rust: a test case is a function body); see :meth:`inert`."""
 
     @abc.abstractmethod
     def infer_entry_point(self, code: str) -> str | None:
@@ -132,6 +136,21 @@ class Language(abc.ABC):
         elif not result.tests:
             why = "the solution did not load (the runner reported nothing)"
         return ExecutionResult([], result.process, build_error=why, extra=result.extra)
+
+    def mutants(self, solution: str, entry_point: str) -> list[Mutant]:
+        """Changed copies of ``solution`` that any useful test fails: the entry point returns
+        its type's zero value (or None/null), or it fails at once (raises, panics, exits
+        non-zero). ``validate --golden`` runs them against a task's tests. The default: none."""
+        return []
+
+    def inert(self, test_code: str) -> list[tuple[int, str]]:
+        """Test-harness scaffolding in a test case that the runner will not execute: (line in
+        ``test_code``, what it is) for each match of :attr:`scaffolding`, one per line."""
+        found: dict[int, str] = {}
+        for pattern, what in self.scaffolding:
+            for m in re.finditer(pattern, test_code, flags=re.M):
+                found.setdefault(test_code.count("\n", 0, m.start()) + 1, what)
+        return sorted(found.items())
 
     def toolchain(self) -> dict[str, str]:
         """Versions of the tools this language uses, for ``run.yaml``."""

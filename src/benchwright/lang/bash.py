@@ -65,6 +65,7 @@ from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec
+from benchwright.lang.mutate import Body, Mutant, insert_in_body
 from benchwright.lang.protocol import collect, parse_lines
 from benchwright.lang.toolchain import tool_version
 from benchwright.sandbox.base import Sandbox, SandboxLimits
@@ -134,6 +135,22 @@ class BashLanguage(Language):
         if public:
             return public[-1]
         return names[-1] if names else None
+
+    scaffolding = (
+        (r"^\s*@test\s", "a bats `@test` block (no bats runs here: a test case is shell commands)"),
+    )
+
+    def mutants(self, solution: str, entry_point: str) -> list[Mutant]:
+        """The function's body (``name() {`` or ``function name {``) starts with ``return 0``
+        (prints nothing, succeeds) or ``return 1``."""
+        name = re.escape(entry_point)
+        m = re.search(rf"^[ \t]*(?:function[ \t]+{name}[ \t]*(?:\([ \t]*\))?|{name}[ \t]*\([ \t]*\))"
+                      r"\s*\{", solution, flags=re.M)
+        if m is None:
+            return []
+        body = Body(m.end() - 1, "", "")
+        return [Mutant("prints nothing and returns 0", insert_in_body(solution, body, "return 0;")),
+                Mutant("returns 1", insert_in_body(solution, body, "return 1;"))]
 
     def toolchain(self) -> dict[str, str]:
         bash = _bash()

@@ -87,6 +87,7 @@ from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec
+from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.protocol import all_tests, collect, parse_lines
 from benchwright.lang.toolchain import TOOL_PATH, find_tool, missing_tools, need_tool, tool_version
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
@@ -310,6 +311,39 @@ class _CFamily(Language):
     def infer_entry_point(self, code: str) -> str | None:
         return _entry_point(code)
 
+    scaffolding = (
+        (r"^\s*(?:int|void)\s+main\s*\(", "a `main` function (a test case is the body of a function "
+         "the driver calls: write the asserts themselves)"),
+    )
+
+    def _zero(self, returns: str) -> str | None:
+        """The statement returning the zero value of ``returns`` (the signature before the
+        name, qualifiers included); None when that is not simple to tell."""
+        words = [w for w in re.findall(r"\w+|\*", returns)
+                 if w not in ("static", "inline", "extern", "const", "constexpr", "volatile")]
+        if words == ["void"]:
+            return "return;"
+        if "*" in words:
+            return "return 0;"
+        scalar = {"int", "long", "short", "char", "unsigned", "signed", "float", "double", "bool", "_Bool"}
+        if words and all(w in scalar or re.fullmatch(r"u?int\d*_t|size_t|ssize_t", w) for w in words):
+            return "return 0;"
+        return None
+
+    def mutants(self, solution: str, entry_point: str) -> list[Mutant]:
+        """The entry point's body starts with ``return 0;`` (``return;``, ``return {};`` for a
+        C++ class type), or ``__builtin_abort();``."""
+        signature = (rf"^(?P<before>[ \t]*(?:[\w:<>,]+[ \t\*&]+|[\*&][ \t]*)*?)"
+                     rf"(?:\w+::)*{re.escape(entry_point)}[ \t]*\(")
+        body = find_body(solution, signature)
+        if body is None:
+            return []
+        statements = [("aborts", "__builtin_abort();")]
+        zero = self._zero(body.before)
+        if zero is not None:
+            statements.insert(0, (f"does `{zero}`", zero))
+        return brace_mutants(solution, signature, statements)
+
     def toolchain(self) -> dict[str, str]:
         path = need_tool(self.compiler, language=self.name, hint=self.install_hint)
         return {self.compiler: tool_version((path, "--version"), hint=self.install_hint)}
@@ -406,6 +440,12 @@ class CppLanguage(_CFamily):
 
     name = "cpp"
     fence_names = ("cpp", "c++", "cc", "cxx", "hpp")
+
+    def _zero(self, returns: str) -> str | None:
+        simple = super()._zero(returns)
+        if simple is not None or not returns.strip() or re.search(r"\bauto\b|&", returns):
+            return simple
+        return "return {};"
     file_extension = ".cpp"
     install_hint = "apt-get install g++ libc6-dev"
     compiler = "g++"

@@ -69,6 +69,7 @@ from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
+from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.native import (
     Plan,
     SourceMap,
@@ -283,6 +284,25 @@ class GoLanguage(Language):
 
     def infer_entry_point(self, code: str) -> str | None:
         return entry_point(code)
+
+    scaffolding = (
+        (r"^\s*func\s+(?:Test|Benchmark|Example)\w*\s*\(", "a `go test` function (a test case is the "
+         "body of a function the driver calls; nothing runs `go test`: write the checks themselves)"),
+    )
+
+    def mutants(self, solution: str, entry_point: str) -> list[Mutant]:
+        """The entry point's body starts with ``var z T; return z`` (for one unnamed result) or
+        ``panic(...)``."""
+        signature = rf"\bfunc\s+{re.escape(entry_point)}\s*(?:\[[^\]]*\])?\s*\("
+        body = find_body(solution, signature)
+        if body is None:
+            return []
+        statements = [("panics", 'panic("benchwright mutant")')]
+        if not body.between:
+            statements.insert(0, ("returns", "return"))
+        elif not body.between.startswith("("):
+            statements.insert(0, ("returns the zero value", f"var bwZero {body.between}; return bwZero"))
+        return brace_mutants(solution, signature, statements)
 
     def toolchain(self) -> dict[str, str]:
         go = need_tool("go", language=self.name, hint=INSTALL_HINT)

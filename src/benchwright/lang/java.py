@@ -89,6 +89,7 @@ from benchwright.lang.javasource import (
     split_prelude,
     top_level_types,
 )
+from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
 __all__ = [
@@ -207,6 +208,35 @@ class JavaLanguage(Language):
 
     def infer_entry_point(self, code: str) -> str | None:
         return entry_point(code)
+
+    scaffolding = (
+        (r"@(?:org\.junit\.(?:jupiter\.api\.)?)?(?:Test|BeforeEach|Before|ParameterizedTest)\b",
+         "a JUnit annotation (a test case is the statements of a method the runner calls; no JUnit "
+         "runs: write the asserts themselves)"),
+    )
+
+    def mutants(self, solution: str, entry_point: str) -> list[Mutant]:
+        """The entry method's body starts with ``if (true) return <zero>;`` or ``if (true) throw
+        new RuntimeException(...);`` (``if (true)`` keeps the rest of the body reachable)."""
+        signature = (rf"^[ \t]*(?P<before>(?:@\w+[ \t]+)*(?:[\w<>\[\],.?]+[ \t]+)+)"
+                     rf"{re.escape(entry_point)}[ \t]*\(")
+        body = find_body(solution, signature)
+        if body is None:
+            return []
+        modifiers = {"public", "private", "protected", "static", "final", "synchronized", "abstract",
+                     "native", "strictfp", "default"}
+        words = [w for w in re.sub(r"^(?:@\w+\s+)*", "", body.before).split()
+                 if w not in modifiers and not w.startswith("<")]
+        returns = " ".join(words)
+        statements = [("throws", 'if (true) throw new RuntimeException("benchwright mutant");')]
+        zero = {"void": "return;", "boolean": "return false;"}.get(returns)
+        if zero is None and returns in ("int", "long", "short", "byte", "char", "float", "double"):
+            zero = f"return ({returns}) 0;"
+        if zero is None and returns and returns not in ("new", "return", "else"):
+            zero = "return null;"
+        if zero is not None:
+            statements.insert(0, (f"does `{zero}`", f"if (true) {zero}"))
+        return brace_mutants(solution, signature, statements)
 
     install_hint = "apt-get install default-jdk-headless"
 

@@ -107,6 +107,7 @@ from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
+from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.protocol import collect, death, parse_lines
 from benchwright.lang.toolchain import missing_tools, need_tool, tool_version
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
@@ -237,6 +238,26 @@ class _NodeLanguage(Language):
 
     def infer_entry_point(self, code: str) -> str | None:
         return infer_entry_point(code)
+
+    scaffolding = (
+        (r"^\s*(?:describe|it|test)\s*\(\s*['\"`]",
+         "a `describe`/`it`/`test` block (no test framework runs here: a test case is statements, "
+         "and the runner defines none of these)"),
+    )
+    null_return = "return null;"
+
+    def mutants(self, solution: str, entry_point: str) -> list[Mutant]:
+        """The entry function's body starts with ``return null;`` or ``throw new Error(...)``
+        (a function declaration, ``name = function (...) {`` or ``name = (...) => {``)."""
+        name = re.escape(entry_point)
+        statements = [("returns null", self.null_return), ("throws", 'throw new Error("benchwright mutant");')]
+        for arrow, signature in ((False, rf"\bfunction\s*\*?\s*{name}\s*(?:<[^>(]*>)?\s*\("),
+                                 (False, rf"\b{name}\s*=\s*(?:async\s+)?function\b[^(]*\("),
+                                 (True, rf"\b{name}\s*=\s*(?:async\s*)?\(")):
+            body = find_body(solution, signature)
+            if body is not None and (not arrow or body.between.endswith("=>")):
+                return brace_mutants(solution, signature, statements)
+        return []
 
     def toolchain(self) -> dict[str, str]:
         node = need_tool("node", language=self.name, hint=self.install_hint)
@@ -428,6 +449,7 @@ class TypeScriptLanguage(_NodeLanguage):
     """TypeScript transpiled (not type-checked) by Debian's typescript package, run by node."""
 
     name = "typescript"
+    null_return = "return null as any;"
     fence_names = ("typescript", "ts")
     file_extension = ".ts"
     install_hint = TS_HINT

@@ -18,6 +18,7 @@ from functools import lru_cache
 from benchwright.errors import InfraError
 from benchwright.lang import pyrunner
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
+from benchwright.lang.mutate import Mutant
 from benchwright.lang.protocol import PREFIX, collect, parse_lines
 from benchwright.lang.pyserver import BOOT, ServerPool, boot_input
 from benchwright.lang.toolchain import tool_version
@@ -67,6 +68,36 @@ class PythonLanguage(Language):
         return chosen[0] if chosen else None
 
     install_hint = "apt-get install python3"
+
+    scaffolding = (
+        (r"^\s*if\s+__name__\s*==\s*['\"]__main__['\"]\s*:",
+         "an `if __name__ == \"__main__\":` block (a test case runs as module `solution`: it never runs)"),
+        (r"\bunittest\.main\s*\(", "`unittest.main()` (unittest test cases are not run: write asserts)"),
+        (r"^\s*class\s+\w+\s*\(\s*(?:unittest\.)?TestCase\s*\)",
+         "a unittest TestCase class (its methods are never called: write asserts)"),
+    )
+
+    def inert(self, test_code: str) -> list[tuple[int, str]]:
+        """Also a ``def test_...`` (or ``check``) function the test case never calls."""
+        found = dict(super().inert(test_code))
+        for m in re.finditer(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*|check)[ \t]*\(", test_code, flags=re.M):
+            if len(re.findall(rf"\b{m.group(1)}\b", test_code)) == 1:
+                found.setdefault(test_code.count("\n", 0, m.start()) + 1,
+                                 f"function {m.group(1)}() is defined and never called")
+        return sorted(found.items())
+
+    def mutants(self, solution: str, entry_point: str) -> list[Mutant]:
+        """The entry point redefined after the solution: returning None, raising at once. Only
+        for a top-level function or class (a method cannot be redefined so simply)."""
+        name = re.escape(entry_point)
+        if not re.search(rf"^(?:async\s+def|def|class)\s+{name}\b", solution, flags=re.M):
+            return []
+        base = solution.rstrip("\n") + "\n\n\n"
+        return [
+            Mutant("returns None", f"{base}def {entry_point}(*args, **kwargs):\n    return None\n"),
+            Mutant("raises", f"{base}def {entry_point}(*args, **kwargs):\n"
+                             "    raise RuntimeError('benchwright mutant')\n"),
+        ]
 
     def toolchain(self) -> dict[str, str]:
         """The interpreter samples run on: the system one that the isolating sandboxes show

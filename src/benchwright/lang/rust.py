@@ -66,6 +66,7 @@ from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
+from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.native import (
     Plan,
     SourceMap,
@@ -194,6 +195,29 @@ class RustLanguage(Language):
 
     def infer_entry_point(self, code: str) -> str | None:
         return entry_point(code)
+
+    scaffolding = (
+        (r"#\[\s*cfg\s*\(\s*test\s*\)\s*\]",
+         "`#[cfg(test)]` (a test case is the body of a function the driver calls, built without "
+         "--test: this code is compiled out)"),
+        (r"^\s*(?:pub\s+)?mod\s+tests?\b", "a `mod tests` module (nothing calls its functions)"),
+        (r"#\[\s*test\s*\]", "a `#[test]` function (nothing calls it: write the asserts as the test case)"),
+    )
+
+    def mutants(self, solution: str, entry_point: str) -> list[Mutant]:
+        """``return Default::default();`` (``return;`` when the function returns nothing) and
+        ``panic!`` as the first statement of the entry point's body."""
+        signature = rf"\bfn\s+{re.escape(entry_point)}\s*(?:<[^>{{]*>)?\s*\("
+        body = find_body(solution, signature)
+        if body is None:
+            return []
+        statements = [("panics", 'panic!("benchwright mutant");')]
+        returns = body.between.split("where")[0].strip()
+        if not returns:
+            statements.insert(0, ("returns ()", "return;"))
+        elif returns.startswith("->") and not re.search(r"\b(impl|dyn)\b|^->\s*!", returns):
+            statements.insert(0, ("returns Default::default()", "return Default::default();"))
+        return brace_mutants(solution, signature, statements)
 
     def toolchain(self) -> dict[str, str]:
         rustc = need_tool("rustc", language=self.name, hint=INSTALL_HINT)
