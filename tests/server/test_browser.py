@@ -176,3 +176,20 @@ def test_the_run_page_says_why_samples_failed(server: str, browser: Browser, wor
     assert "1 error sample(s), did not build (a retry will not help)" in said, said
     assert "SyntaxError" in said and "tiny/double [python] sample 0" in said
     shot(page, "10-why-samples-failed")
+
+
+@pytest.mark.slow
+def test_the_run_page_shows_every_mean_with_its_interval(server: str, browser: Browser, workspace: Path) -> None:
+    second = TINY.split("tasks:\n", 1)[1].replace("name: double", "name: double-again") \
+        .replace("return 2 * x", "return 2 + x")  # wrong: a pass rate strictly between 0 and 1
+    (workspace / "tasks" / "tiny.yaml").write_text(TINY + second)
+    proc = subprocess.run([str(BIN), "run", "configs/tiny.yaml", "--run-id", "two"], cwd=workspace,
+                          capture_output=True, text=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.goto(f"{server}/ui/run/two")
+    page.wait_for_selector("[data-testid=interval-note]")
+    table = page.inner_text("[data-testid=summary]")
+    assert "unit-test ± SE [95 % CI]" in table and "± 50.0 [" in table, table
+    assert "clustered by task" in page.inner_text("[data-testid=interval-note]")
+    shot(page, "11-run-intervals")

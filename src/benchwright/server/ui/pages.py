@@ -6,7 +6,15 @@ from typing import Any
 
 from benchwright.errors import InfraError, InputError, UserError
 from benchwright.results.reasons import notes as reason_notes
-from benchwright.results.report import format_value, gate_rows, rows
+from benchwright.results.report import (
+    CI_SUFFIX,
+    format_value,
+    gate_rows,
+    interval_note,
+    interval_rows,
+    interval_text,
+    rows,
+)
 from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
@@ -198,9 +206,13 @@ def register(service: Service, *, auth_on: bool) -> None:
         columns = [{"name": "criterion", "label": "Criterion", "field": "criterion", "align": "left"},
                    {"name": "unit", "label": "Unit", "field": "unit", "align": "left"}]
         columns += [{"name": f"m{i}", "label": m, "field": f"m{i}"} for i, m in enumerate(models)]
-        table = [{"criterion": r.label, "unit": r.unit, **{f"m{i}": r.shown(m) for i, m in enumerate(models)}}
-                 for r in rows(summary)]
+        shown_rows = rows(summary)
+        table = [{"criterion": r.label + (CI_SUFFIX if is_ci else ""), "unit": "" if is_ci else r.unit,
+                  **{f"m{i}": interval_text(r, m) if is_ci else r.shown(m) for i, m in enumerate(models)}}
+                 for r, is_ci in interval_rows(shown_rows)]
         ui.table(columns=columns, rows=table, row_key="criterion").props('data-testid="summary" dense flat')
+        for line in interval_note(shown_rows):
+            ui.label(line).classes("text-xs text-gray-600").props('data-testid="interval-note"')
         chart = [r for r in rows(summary) if r.unit in ("score", "ratio", "success", "0-10") and not r.count]
         if chart and models:
             # model labels reach ECharts as data only: its default tooltip escapes them (no
