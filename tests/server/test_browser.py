@@ -160,6 +160,8 @@ def test_two_runs_compared_side_by_side(server: str, browser: Browser, workspace
     page.wait_for_selector("[data-testid=deltas]")
     assert "regressions: 1" in page.inner_text("[data-testid=regressions]")
     assert "tiny/double [python] reference" in page.inner_text("body")
+    deltas = page.inner_text("[data-testid=deltas]")
+    assert "paired Δ 95 % CI" in deltas and "no significant difference" in deltas, deltas  # one task, one flip
     shot(page, "09-compare")
 
 

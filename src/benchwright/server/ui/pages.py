@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchwright.errors import InfraError, InputError, UserError
+from benchwright.results.compare import Delta, format_interval, format_p
 from benchwright.results.reasons import notes as reason_notes
 from benchwright.results.report import (
     CI_SUFFIX,
@@ -324,13 +325,15 @@ def register(service: Service, *, auth_on: bool) -> None:
             except InfraError as e:
                 problem(service.shown(e))
                 return
-            columns = [{"name": c, "label": c, "field": c, "align": "left"}
-                       for c in ("model", "criterion", "unit", "a", "b", "delta", "change")]
+            columns = [{"name": c, "label": label, "field": c, "align": "left"} for c, label in (
+                ("model", "model"), ("criterion", "criterion"), ("unit", "unit"), ("a", "a"), ("b", "b"),
+                ("delta", "delta"), ("ci", "paired Δ 95 % CI"), ("p", "p"), ("change", "change"))]
+            deltas = [Delta(**d) for d in result["deltas"]]
             ui.table(columns=columns, row_key="key", rows=[
-                {"key": f"{d['model']}:{d['criterion']}", "model": d["model"], "criterion": d["criterion"],
-                 "unit": d["unit"], "a": _cell(d["a"]), "b": _cell(d["b"]), "delta": _cell(d["delta"]),
-                 "change": d["change"]} for d in result["deltas"]]).classes("w-full") \
-                .props('data-testid="deltas" dense flat')
+                {"key": f"{d.model}:{d.criterion}", "model": d.model, "criterion": d.criterion,
+                 "unit": d.unit, "a": _cell(d.a), "b": _cell(d.b), "delta": _cell(d.delta),
+                 "ci": format_interval(d), "p": format_p(d), "change": d.verdict or d.change}
+                for d in deltas]).classes("w-full").props('data-testid="deltas" dense flat')
             for kind in ("regressions", "fixes"):
                 flips = result[kind]
                 testid(ui.label(f"{kind}: {len(flips)}").classes("text-lg"), kind)
