@@ -110,7 +110,7 @@ def every_command(ws: Path, bw: Runner, where: str) -> dict[str, Any]:
         assert where in proc.stderr and "skipped" in proc.stderr, proc.stderr
         out[f"report-{fmt}"] = proc.stdout
     for fmt in ("json", "csv", "junit", "markdown"):
-        proc = bw("export", "damaged", "--format", fmt, cwd=ws)
+        proc = bw("export", "damaged", "--format", fmt, *(["--per", "record"] if fmt == "csv" else []), cwd=ws)
         clean_ok(proc)
         assert where in proc.stderr, proc.stderr
         out[f"export-{fmt}"] = proc.stdout

@@ -75,9 +75,13 @@ def test_report_export_status_compare(workspace: Path, bw: Runner) -> None:
     cases = junit.findall(".//testcase")
     assert cases and not junit.findall(".//failure")
     out = workspace / "a.csv"
-    assert bw("export", "a", "--format", "csv", "--out", out, cwd=workspace).returncode == 0
+    assert bw("export", "a", "--format", "csv", "--per", "record", "--out", out, cwd=workspace).returncode == 0
     header = next(csv.reader(out.open()))
     assert header[: len(SPEC_KEYS)] and set(header) >= SPEC_KEYS
+    per_sample = workspace / "s.csv"  # the default: a row per sample
+    assert bw("export", "a", "--format", "csv", "--out", per_sample, cwd=workspace).returncode == 0
+    header = next(csv.reader(per_sample.open()))
+    assert header[:6] == ["task_source", "task", "language", "model", "sample", "execution_id"]
 
     st = bw("status", cwd=workspace)
     assert st.returncode == 0 and "a" in st.stdout and "completed" in st.stdout

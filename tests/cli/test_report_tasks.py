@@ -87,7 +87,7 @@ def test_csv_has_one_row_per_sample_and_json_the_cells(run: Path, bw: Runner) ->
 
 @pytest.mark.slow
 def test_export_csv_per_sample(run: Path, bw: Runner) -> None:
-    got = bw("export", "r", "--format", "csv", "--per", "sample", cwd=run)
+    got = bw("export", "r", "--format", "csv", cwd=run)  # a row per sample is the default
     assert got.returncode == 0, got.stderr
     rows = list(csv.DictReader(io.StringIO(got.stdout)))
     assert len(rows) == 8 and len({r["execution_id"] for r in rows}) == 8

@@ -415,9 +415,9 @@ def export(
     run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")] = "latest",
     fmt: Annotated[str, typer.Option("--format", "-f", help="junit, json, csv or markdown.")] = "json",
     output: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (default: stdout).")] = None,
-    per: Annotated[str, typer.Option(
-        "--per", help="csv: a row per 'record' (every test case and criterion) or per 'sample' (outcome, "
-        "tests passed, first failure).")] = "record",
+    per: Annotated[str | None, typer.Option(
+        "--per", help="csv: a row per 'sample' (outcome, tests passed, first failure; the default) or per "
+        "'record' (every test case and criterion, all fields).")] = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Export a run's records for CI and other tools."""
@@ -428,6 +428,7 @@ def export(
 
     folder = RunFolder(_ws(workspace).run_dir(run_id))
     skipped = SkippedLines()
+    per = per or ("sample" if fmt == "csv" else "record")
     if per not in ("record", "sample") or (per == "sample" and fmt != "csv"):
         raise UserError(f"--per {per}: give 'record', or 'sample' with --format csv")
     if per == "sample":
