@@ -399,7 +399,7 @@ def _report_tasks(folder: Any, fmt: str) -> None:
     from benchwright.results import tasks as per_task
     from benchwright.results.report import FORMATS
 
-    rows = per_task.samples_of(list(folder.records()))
+    rows = per_task.samples_of(folder.records())
     writers = {"markdown": per_task.tasks_markdown, "csv": per_task.tasks_csv, "json": per_task.tasks_json}
     if fmt == "table":
         for part in per_task.tasks_tables(rows):
@@ -434,7 +434,7 @@ def export(
     if per == "sample":
         from benchwright.results.tasks import samples_of, tasks_csv
 
-        text = tasks_csv(samples_of(list(folder.records(skipped))))
+        text = tasks_csv(samples_of(folder.records(skipped)))
     else:
         text = do_export(folder, fmt, skipped)
     _warn_skipped(folder.path, skipped)

@@ -19,7 +19,7 @@ sample was recorded twice (a resumed run), the last answer wins.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -202,15 +202,17 @@ class ReplayProvider(Provider):
             self._load()
         except UserError:
             return []  # preflight says why
+        return [r for r in requests if not any(
+            r.model in ANY_MODEL or self._label(r.model) in found for found in self._recorded(r))]
+
+    def _recorded(self, request: GenerationRequest) -> Iterator[dict[str, Recorded]]:
+        """The answers recorded for ``request``'s task, then for its prompt text (same language
+        and sample), by model; the file must be loaded."""
         assert self._by_task is not None
-        missing = []
-        for request in requests:
-            found = [self._by_task.get((request.task, request.language, request.sample)) if request.task else None,
-                     self._by_prompt.get((request.prompt, request.language, request.sample))
-                     if request.prompt else None]
-            if not any(f and (request.model in ANY_MODEL or self._label(request.model) in f) for f in found):
-                missing.append(request)
-        return missing
+        if request.task and (found := self._by_task.get((request.task, request.language, request.sample))):
+            yield found
+        if request.prompt and (found := self._by_prompt.get((request.prompt, request.language, request.sample))):
+            yield found
 
     def _label(self, wanted: str) -> str:
         """The recorded label that ``wanted`` (the model id after the provider) stands for."""
@@ -238,14 +240,8 @@ class ReplayProvider(Provider):
             self._load()
         except UserError as e:
             raise ProviderError(str(e), retryable=False) from None
-        assert self._by_task is not None
         wanted = request.model
-        rec = None
-        if request.task:
-            rec = self._pick(self._by_task.get((request.task, request.language, request.sample)), wanted, request)
-        if rec is None and request.prompt:
-            key = (request.prompt, request.language, request.sample)
-            rec = self._pick(self._by_prompt.get(key), wanted, request)
+        rec = next((r for found in self._recorded(request) if (r := self._pick(found, wanted, request))), None)
         if rec is None:
             who = "any model" if wanted in ANY_MODEL else f"model {wanted!r}"
             raise ProviderError(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from benchwright.results.record import Record
+from benchwright.results.record import Record, failed_test_text
 
 MESSAGE_CHARS = 200
 
@@ -62,7 +62,7 @@ def _reason(r: Record) -> tuple[str, str] | None:
         return r.criterion, r.error.removeprefix("infra_error: ")
     if r.outcome == "error":
         if r.test_case is not None and r.status in ("error", "timeout", "not_run"):
-            return ("test", f"{r.test_case}: {r.status}: {r.error or ''}".rstrip(": "))
+            return ("test", failed_test_text(r))
         if r.criterion == "unit-test" and r.error and r.test_case is None:
             return ("build", r.error)
     return None

@@ -79,3 +79,8 @@ class Generation(BaseModel):
     token_estimator: str | None = Field(default=None, description="How tokens were estimated, if they were.")
     answered_by: str | None = Field(default=None, description="The model name the service reported.")
     error: str | None = Field(default=None, description="Why no answer was obtained (infra_error).")
+
+
+def failed_test_text(r: Record) -> str:
+    """A test case's record that did not pass, as ``name: status: message``."""
+    return f"{r.test_case}: {r.status}: {r.error or ''}".rstrip(": ")

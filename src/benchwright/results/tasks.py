@@ -12,7 +12,8 @@ from pydantic import BaseModel, Field
 from rich.table import Table
 from rich.text import Text
 
-from benchwright.results.record import Record
+from benchwright.results.record import Record, failed_test_text
+from benchwright.results.summary import NOT_COUNTED
 
 MESSAGE_CHARS = 160
 """How much of a failing test's message a row keeps (the records keep all of it)."""
@@ -20,13 +21,18 @@ SHOWN = 60
 """How much of it a matrix cell shows."""
 
 
-class SampleRow(BaseModel):
-    """One sample of a run: what it scored on the unit tests, and why it did not pass."""
+class TaskPlace(BaseModel):
+    """Which model, on which task of which source, in which language."""
 
     task_source: str = Field(description="The task source's name.")
     task: str = Field(description="The task's name.")
-    language: str = Field(description="The language the sample was written in.")
+    language: str = Field(description="The language the code was written in.")
     model: str = Field(description="The model (or agent) that wrote it.")
+
+
+class SampleRow(TaskPlace):
+    """One sample of a run: what it scored on the unit tests, and why it did not pass."""
+
     sample: int = Field(description="The sample's index (0-based) among its task's samples.")
     execution_id: str = Field(description="The sample's id in records.jsonl.")
     outcome: str = Field(description="pass, fail, error, untested or infra_error; 'unknown' when no record says.")
@@ -37,13 +43,9 @@ class SampleRow(BaseModel):
         f"error; at most {MESSAGE_CHARS} characters. None when the sample passed."))
 
 
-class TaskCell(BaseModel):
+class TaskCell(TaskPlace):
     """One model on one task (in one language), over its samples."""
 
-    task_source: str = Field(description="The task source's name.")
-    task: str = Field(description="The task's name.")
-    language: str = Field(description="The language.")
-    model: str = Field(description="The model (or agent).")
     samples: int = Field(description="Samples of this model on this task.")
     passed: int = Field(description="Samples whose outcome is pass.")
     counted: int = Field(description="Samples that count in the pass rate (not untested, not infra_error).")
@@ -60,9 +62,12 @@ def _clip(text: str, n: int) -> str:
     return flat if len(flat) <= n else flat[: n - 1] + "…"
 
 
-def sample_rows(records: Iterable[Record]) -> list[SampleRow]:
-    """One row per sample, in the order samples first appear in ``records``."""
+def samples_of(records: Iterable[Record]) -> list[SampleRow]:
+    """One row per sample, in the order samples first appear in ``records`` (read once). A
+    sample that did not pass and has no failing test gets the first error a record of it gives
+    (its build or harness error)."""
     rows: dict[str, SampleRow] = {}
+    errors: dict[str, str] = {}
     for r in records:
         row = rows.get(r.execution_id)
         if row is None:
@@ -71,34 +76,18 @@ def sample_rows(records: Iterable[Record]) -> list[SampleRow]:
                 execution_id=r.execution_id, outcome=r.outcome or "unknown", tests_passed=0, tests_total=0)
         if r.outcome and row.outcome == "unknown":
             row.outcome = r.outcome
+        if r.error and r.test_case is None:
+            errors.setdefault(r.execution_id, r.error)
         if r.criterion == "unit-test" and r.test_case is not None and r.status is not None:
             row.tests_total += 1
             row.tests_passed += r.status == "pass"
             if r.status != "pass" and row.first_failure is None:
                 where = f" (line {r.line})" if r.line else ""
-                row.first_failure = _clip(f"{r.test_case}: {r.status}: {r.error or ''}".rstrip(": ") + where,
-                                          MESSAGE_CHARS)
-    return list(rows.values())
-
-
-def _with_reasons(rows: list[SampleRow], records: Sequence[Record]) -> list[SampleRow]:
-    """Rows whose sample did not pass and have no failing test get the first error a record gives."""
-    errors: dict[str, str] = {}
-    for r in records:
-        if r.error and r.execution_id not in errors and r.test_case is None:
-            errors[r.execution_id] = r.error
-    for row in rows:
+                row.first_failure = _clip(failed_test_text(r) + where, MESSAGE_CHARS)
+    for row in rows.values():
         if row.outcome != "pass" and row.first_failure is None and row.execution_id in errors:
             row.first_failure = _clip(errors[row.execution_id], MESSAGE_CHARS)
-    return rows
-
-
-def samples_of(records: Sequence[Record]) -> list[SampleRow]:
-    """:func:`sample_rows`, with the build or harness error of samples that ran no failing test."""
-    return _with_reasons(sample_rows(records), records)
-
-
-NOT_COUNTED = ("untested", "infra_error")
+    return list(rows.values())
 
 
 def matrix(rows: Sequence[SampleRow]) -> list[TaskCell]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -137,13 +137,21 @@ def select_criteria(config: ExecConfig, config_file: str, settings: Settings,
     return chosen, {}
 
 
+FILTERS: dict[str, Callable[[Task], Iterable[str]]] = {
+    "languages": lambda t: t.code_languages(),
+    "difficulties": lambda t: [t.difficulty] if t.difficulty else [],
+    "areas": lambda t: [t.area] if t.area else [],
+    "tags": lambda t: t.tags,
+}
+"""A config's filter fields, each with the values a task offers for it (a task is kept when it
+offers one of the values a non-empty filter lists; languages are kept one by one)."""
+
+
 def _keep(task: Task, config: ExecConfig) -> bool:
-    if config.difficulties and task.difficulty not in config.difficulties:
-        return False
-    if config.areas and task.area not in config.areas:
-        return False
-    if config.tags and not set(config.tags) & set(task.tags):
-        return False
+    for name in ("difficulties", "areas", "tags"):
+        wanted: list[str] = getattr(config, name)
+        if wanted and not set(wanted) & set(FILTERS[name](task)):
+            return False
     return not (config.released_after and (task.release_date is None or task.release_date <= config.released_after))
 
 

@@ -6,25 +6,15 @@ here, so that they refuse the same configs (a typo must never give a green empty
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from benchwright.config.model import ExecConfig
 from benchwright.criteria.base import Criterion
 from benchwright.errors import Problem
 from benchwright.registry import registry
-from benchwright.run.plan import Plan
+from benchwright.run.plan import FILTERS, Plan
 from benchwright.task.load import LoadedSource
-from benchwright.task.model import Task
 from benchwright.yamldoc import Document, format_path
-
-FILTERS: dict[str, Callable[[Task], Iterable[str]]] = {
-    "languages": lambda t: t.code_languages(),
-    "difficulties": lambda t: [t.difficulty] if t.difficulty else [],
-    "areas": lambda t: [t.area] if t.area else [],
-    "tags": lambda t: t.tags,
-}
-"""A config's filter fields, each with the values a task offers for it."""
-
 
 SINGULAR = {"languages": "language", "difficulties": "difficulty", "areas": "area", "tags": "tag"}
 
