@@ -383,7 +383,8 @@ class _Collector:
             return self._build_failure(files.get(JAVAC_LOG, b"").decode("utf-8", "replace"))
         if "begin" not in events and not self.proc.timed_out:
             return self._infra(
-                "the test JVM did not start: " + _tail(self.proc.stderr.decode("utf-8", "replace"))
+                f"the test JVM did not start (it {_death(self.proc)}): "
+                + _tail(self.proc.stderr.decode("utf-8", "replace"))
             )
         timed_out = [i for i, r in records.items() if r.get("status") == "timeout"]
         self.timeout_culprit = min(timed_out) if timed_out else None
