@@ -10,6 +10,9 @@ CRITERIA_MODULES = (
 )
 """The modules of :mod:`benchwright.criteria` whose ``CRITERIA`` are benchwright's own."""
 
+IMPORTER_MODULES = ("humaneval", "jsonl")
+"""The modules of :mod:`benchwright.importers` whose ``IMPORTERS`` are benchwright's own."""
+
 
 def register(reg: Registry) -> None:
     import importlib
@@ -35,6 +38,9 @@ def register(reg: Registry) -> None:
     for module in CRITERIA_MODULES:
         for criterion in importlib.import_module(f"benchwright.criteria.{module}").CRITERIA:
             reg.add("criterion", criterion.name, criterion)
+    for module in IMPORTER_MODULES:
+        for importer in importlib.import_module(f"benchwright.importers.{module}").IMPORTERS:
+            reg.add("importer", importer.name, importer)
     reg.add("language", "python", PythonLanguage)
     reg.add("language", "java", JavaLanguage)
     for language in (JavaScriptLanguage, TypeScriptLanguage, CLanguage, CppLanguage, RustLanguage,

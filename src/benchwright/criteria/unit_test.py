@@ -27,6 +27,9 @@ class UnitTest(Criterion):
             details: dict[str, object] = {"judged": t.judged} if t.judged else {}
             if t.suspicious:  # a pass that looks forged (see TestOutcome.suspicious)
                 details["suspicious"] = t.suspicious
+            spec = next((s for s in ctx.rendered.tests if s.name == t.name), None)
+            if spec is not None and spec.unsplit:  # a whole test program: says why it is one case
+                details["unsplit"] = spec.unsplit
             limit = ctx.limit_of(t)
             if limit is not None:  # which limit struck, for the summary's list of timed-out samples
                 details["limit"], details["limit_s"] = limit
@@ -42,7 +45,7 @@ class UnitTest(Criterion):
                 code=t.code,
                 status=t.status,
                 line=t.line,
-                hidden=next((s.hidden for s in ctx.rendered.tests if s.name == t.name), None),
+                hidden=None if spec is None else spec.hidden,
                 details=details or None,
             ))
         passed = sum(t.status == "pass" for t in result.tests)

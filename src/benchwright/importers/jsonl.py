@@ -6,18 +6,17 @@ escaped (as are test preludes) so that benchwright's template rendering gives th
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from benchwright.errors import InputError, Problem
+from benchwright.errors import UserError
+from benchwright.importers.base import Importer, ImportRequest, RowProblem
 from benchwright.importers.escape import escape_template
 from benchwright.task.model import LanguageSpec, Task, TaskBody, TaskSource, TestCase
 
-__all__ = ["JsonlMapping", "import_jsonl"]
+__all__ = ["JsonlImporter", "JsonlMapping", "import_jsonl"]
 
 
 class JsonlMapping(BaseModel):
@@ -148,23 +147,45 @@ def _task(row: dict[str, Any], mapping: JsonlMapping) -> Task:
     )
 
 
-def _lines(path: Path) -> list[str]:
-    try:
-        with path.open("rb") as raw:
-            data = raw.read()
-    except OSError as exc:
-        raise InputError(
-            [Problem(file=str(path), message=f"cannot read: {exc.strerror}")]
-        ) from None
-    if data[:2] == b"\x1f\x8b":
+class JsonlImporter(Importer):
+    """Any JSON Lines file of coding problems, with a field mapping (--map KEY=FIELD)."""
+
+    name = "jsonl"
+    dataset = "a JSON Lines file of your own"
+    download = "your own file"
+    option_keys = tuple(JsonlMapping.model_fields)
+
+    @staticmethod
+    def mapping(request: ImportRequest) -> JsonlMapping:
+        """The field mapping of ``--map`` options.
+
+        Raises:
+            UserError: the mapping lacks ``name`` or ``prompt`` or has a bad value.
+        """
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError([Problem(file=str(path), message=f"bad gzip data: {exc}")]) from None
-    try:
-        return data.decode("utf-8-sig").splitlines()
-    except UnicodeDecodeError as exc:
-        raise InputError([Problem(file=str(path), message=f"not UTF-8 text: {exc}")]) from None
+            return JsonlMapping.model_validate(request.options)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise UserError(f"bad --map: {where}: {first['msg']} (write KEY=FIELD, e.g. "
+                            "--map name=task_id --map prompt=text)") from None
+
+    def task(self, row: dict[str, Any], request: ImportRequest) -> Task:
+        try:
+            return _task(row, self.mapping(request))
+        except _LineError as exc:
+            raise RowProblem(exc.message, exc.hint) from None
+
+    def source_name(self, request: ImportRequest) -> str | None:  # type: ignore[override]
+        return self.mapping(request).source_name
+
+    def description(self, request: ImportRequest) -> str | None:  # type: ignore[override]
+        return None
+
+    def load(self, request: ImportRequest) -> TaskSource:
+        self.mapping(request)  # a bad mapping is reported before the file is read
+        source = super().load(request)
+        return source
 
 
 def import_jsonl(path: Path, mapping: JsonlMapping) -> TaskSource:
@@ -174,42 +195,8 @@ def import_jsonl(path: Path, mapping: JsonlMapping) -> TaskSource:
         InputError: the file cannot be read, or some lines are not JSON objects, lack the name
             or prompt, hold malformed values or repeat a task name; every bad line is listed.
     """
-    path = Path(path)
-    problems: list[Problem] = []
-    tasks: list[Task] = []
-    first_line: dict[str, int] = {}
+    options = mapping.model_dump(exclude_defaults=True)
+    return JsonlImporter().load(ImportRequest(data=Path(path), options=options))
 
-    def problem(number: int, message: str, hint: str = "") -> None:
-        problems.append(
-            Problem(file=str(path), message=message, path=f"line {number}", line=number, hint=hint)
-        )
 
-    for number, line in enumerate(_lines(path), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problem(number, f"not valid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        if not isinstance(row, dict):
-            problem(number, f"expected a JSON object, got {type(row).__name__}")
-            continue
-        try:
-            task = _task(row, mapping)
-        except _LineError as exc:
-            problem(number, exc.message, exc.hint)
-            continue
-        except ValidationError as exc:
-            for error in exc.errors():
-                where = ".".join(str(p) for p in error["loc"])
-                problem(number, f"{where}: {error['msg']}" if where else error["msg"])
-            continue
-        if task.name in first_line:
-            problem(number, f"task name {task.name!r} repeats line {first_line[task.name]}")
-            continue
-        first_line[task.name] = number
-        tasks.append(task)
-    if problems:
-        raise InputError(problems)
-    return TaskSource(name=mapping.source_name, tasks=tasks)
+IMPORTERS = (JsonlImporter,)

@@ -27,6 +27,8 @@ class TestSpec:
     hidden: bool = False
     timeout_s: float | None = None
     """This test case's own time limit; None: the ``test_timeout_s`` of the call."""
+    unsplit: str | None = None
+    """Why this case is a whole test program, not one check (see ``TestCase.unsplit``)."""
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,9 @@ class TestCase(Strict):
 
     name: str | None = None
     code: str = Field(min_length=1, description="The test code; may use ${} templates.")
+    unsplit: str | None = Field(default=None, description=(
+        "Set by an importer when this case is a dataset's whole test program, which could not be "
+        "split into its checks: why. Each result record of the case repeats it (details.unsplit)."))
 
     @field_validator("code", mode="before")
     @classmethod

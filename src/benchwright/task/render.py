@@ -65,7 +65,8 @@ def _tests(cases: list[TestCase], kind: str, ctx: dict[str, Any], language: str)
     for i, case in enumerate(cases):
         where = ("task", "languages_specific", language, f"{kind}_tests", i, "code")
         code = _render(case.code, ctx, where)
-        out.append(TestSpec(name=case.name or f"{kind}-{i + 1}", code=code, hidden=kind == "hidden"))
+        out.append(TestSpec(name=case.name or f"{kind}-{i + 1}", code=code, hidden=kind == "hidden",
+                            unsplit=case.unsplit))
     return out
 
 
