@@ -51,7 +51,7 @@ class HumanEvalXImporter(Importer):
 
     def task(self, row: dict[str, Any], request: ImportRequest) -> Task:
         own = request.language or "python"
-        converter: _Converter = importlib.import_module(_MODULES[own])  # type: ignore[assignment]
+        converter: _Converter = importlib.import_module(_MODULES[own])
         return converter.convert(row)
 
 
