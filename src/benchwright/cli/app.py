@@ -590,16 +590,21 @@ def _importers_table() -> Any:
     from benchwright.importers.base import Importer, ImportRequest
     from benchwright.registry import registry
 
-    table = Table("importer", "dataset", "languages", "subsets", "file", "hub", "from",
-                  title="importers", caption="benchwright import NAME --data FILE (or --hf); "
+    table = Table(title="importers", caption="benchwright import NAME --data FILE (or --hf): "
                   "docs/datasets.md")
+    table.add_column("importer", no_wrap=True)
+    for column in ("dataset", "languages", "subsets", "file / hub"):
+        table.add_column(column, overflow="fold")  # wrapped, never cut: names are copied from here
     for p in registry.plugins("importer"):
         importer: Importer = registry.create("importer", p.name)
         hub = importer.hub(ImportRequest(language=importer.default_language
                                          or next(iter(importer.languages), None)))
-        table.add_row(escape(p.name), escape(importer.dataset), escape(", ".join(importer.languages)),
-                      escape(", ".join(importer.subsets)), escape(importer.file_name or "-"),
-                      escape(hub.path if hub else "-"), escape(p.origin.split(".")[0]))
+        where = "\n".join(w for w in (importer.file_name, hub.path if hub else "") if w) or "-"
+        origin = p.origin.split(".")[0]
+        table.add_row(escape(p.name), escape(importer.dataset + ("" if origin == "benchwright"
+                                                                else f" [from {origin}]")),
+                      escape(" ".join(importer.languages)), escape(" ".join(importer.subsets)),
+                      escape(where))
     return table
 
 

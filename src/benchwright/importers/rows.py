@@ -58,8 +58,8 @@ class HubLocation:
 
 def _read_bytes(path: Path) -> bytes:
     try:
-        if path.is_dir():
-            raise InputError([Problem(file=str(path), message="is a folder, not a data file",
+        if path.exists() and not path.is_file():  # a folder, a FIFO (it would block), a device
+            raise InputError([Problem(file=str(path), message="not a regular file",
                                       hint="give the dataset's .jsonl, .jsonl.gz, .json or .parquet file")])
         with path.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
