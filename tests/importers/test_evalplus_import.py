@@ -14,7 +14,7 @@ import jinja2
 import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from benchwright.errors import InputError
+from benchwright.errors import InputError, UserError
 from benchwright.importers.base import ImportRequest
 from benchwright.importers.evalplus import HumanEvalPlusImporter, MbppPlusImporter
 from benchwright.importers.evalplus_inputs import mbpp_arguments
@@ -210,3 +210,8 @@ def test_an_output_that_is_not_plain_data_is_computed_in_the_test_process(tmp_pa
     assert _cases(source.tasks[0])["base-0"] == (
         "assert _bw_close(find_Volume(10, 8, 6), _bw_reference(10, 8, 6), 0.0)")
     assert "_bw_reference = _bw_canonical['find_Volume']" in _render(spec.test_prelude or "")
+
+
+def test_the_hub_copy_is_refused_with_the_reason() -> None:
+    with pytest.raises(UserError, match=r"evalplus/mbppplus\) has no base_input and plus_input"):
+        MbppPlusImporter().load(ImportRequest(hf=True))

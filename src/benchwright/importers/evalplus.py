@@ -24,12 +24,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from benchwright.errors import InfraError
+from benchwright.errors import InfraError, Problem, UserError
 from benchwright.importers.base import Importer, ImportRequest, RowProblem
 from benchwright.importers.escape import escape_template
 from benchwright.importers.evalplus_inputs import mbpp_arguments
 from benchwright.importers.evalplus_oracle import Outcome, ReferenceRunner
 from benchwright.importers.pyliteral import NotLiteral, to_source
+from benchwright.importers.rows import Row
 from benchwright.task.model import LanguageSpec, Task, TaskBody, TestCase
 
 __all__ = ["HumanEvalPlusImporter", "MbppPlusImporter"]
@@ -226,6 +227,21 @@ class EvalPlusImporter(Importer):
     def __init__(self) -> None:
         self._runner: ReferenceRunner | None = None
 
+    hub_copy: ClassVar[str] = ""
+    """The Hub's copy, which has no inputs to import (a generated test program instead)."""
+
+    def rows(self, request: ImportRequest, problems: list[Problem]) -> tuple[str, list[Row]]:
+        """The release file's rows; ``--hf`` is refused with the reason.
+
+        Raises:
+            UserError: ``--hf`` or ``--hf-path``, or what :meth:`Importer.rows` refuses.
+        """
+        if request.hf or request.hf_path:
+            raise UserError(f"import {self.name}: the Hub copy ({self.hub_copy}) has no base_input "
+                            f"and plus_input to import; download {self.file_for(request)} from "
+                            f"{self.download} and give it with --data")
+        return super().rows(request, problems)
+
     def runner(self, request: ImportRequest) -> ReferenceRunner:
         """The sandbox runner of canonical solutions (``--map sandbox=NAME`` picks the backend)."""
         if self._runner is None:
@@ -307,6 +323,7 @@ class HumanEvalPlusImporter(EvalPlusImporter):
     file_name = "HumanEvalPlus.jsonl.gz"
     oracles = HUMANEVAL_ORACLES
     source = "evalplus/humanevalplus"
+    hub_copy = "evalplus/humanevalplus"
 
 
 class MbppPlusImporter(EvalPlusImporter):
@@ -319,6 +336,7 @@ class MbppPlusImporter(EvalPlusImporter):
     oracles = MBPP_ORACLES
     not_none = MBPP_NOT_NONE
     source = "evalplus/mbppplus"
+    hub_copy = "evalplus/mbppplus"
 
     def arguments(self, task_id: str, inp: list[Any]) -> Any:
         number = task_id.rsplit("/", 1)[-1]
