@@ -209,6 +209,5 @@ def test_every_language_runs_its_checks_one_record_each(tmp_path: Path, bw: Runn
 @pytest.mark.slow
 def test_correct_completions_pass_validate_golden(tmp_path: Path, bw: Runner) -> None:
     ws = _workspace(tmp_path, bw, wrong=set())
-    for path in sorted((ws / "tasks").glob("*.yaml")):
-        proc = bw("validate", "--golden", path, cwd=ws, timeout=600)
-        assert proc.returncode == 0, (path.name, proc.stdout, proc.stderr)
+    proc = bw("validate", "--golden", *sorted((ws / "tasks").glob("humaneval-*.yaml")), cwd=ws, timeout=900)
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)

@@ -134,8 +134,12 @@ def block_statements(body: str, quotes: str = "\"'") -> list[str] | None:
             if depth < 0:
                 return None
         elif c == ";" and depth == 0:
-            out.append(textwrap.dedent(body[start : i + 1]).strip())
-            start = i + 1
+            end = i + 1
+            trailing = re.match(r"[ \t]*//[^\n]*", body[end:])  # a comment on the same line
+            end += trailing.end() if trailing else 0
+            out.append(textwrap.dedent(body[start:end]).strip())
+            start = i = end
+            continue
         i += 1
     if depth != 0 or _code_left(body[start:], quotes):
         return None
