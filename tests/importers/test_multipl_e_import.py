@@ -263,3 +263,16 @@ def test_listed_and_validated(tmp_path: Path, bw: Runner) -> None:
     assert proc.returncode == 0, proc.stderr
     proc = bw("validate", out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(("own", "suffix"), [
+    ("cpp", "\n}\n"), ("rs", "\n}\n"), ("sh", "\n}\n"), ("java", "\n    }\n}\n"),
+    ("go", None), ("js", None), ("ts", None), ("py", None)])
+def test_stop_tokens_and_the_closing_text_travel_with_the_task(own: str, suffix: str | None) -> None:
+    """A completion model is stopped by MultiPL-E's stop tokens; what MultiPL-E's test program
+    closes before its tests (and Java's class after them) is put after the continuation."""
+    row = _rows(f"humaneval-{own}.jsonl")[0]
+    task = _load(DATA / f"humaneval-{own}.jsonl", own).tasks[0]
+    spec = task.spec(LANGUAGES[own])
+    assert spec.stop == row["stop_tokens"]
+    assert spec.completion_suffix == suffix

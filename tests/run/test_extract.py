@@ -80,3 +80,40 @@ def test_completion_api_for_an_instruct_task() -> None:
     u = units("completion")["inst"]
     assert u.api == "complete" and u.messages() == []
     assert extract(u, "```python\ndef inc(x):\n    return x + 1\n```", PY) == "def inc(x):\n    return x + 1\n"
+
+
+BRACES = '''\
+version: 1
+name: b
+tasks:
+  - name: close
+    mode: complete
+    languages: [cpp]
+    task:
+      languages_specific:
+        cpp:
+          entry_point: inc
+          description: |
+            int inc(int x) {
+          stop: ["\\n}", "\\nint main"]
+          completion_suffix: "}\\n"
+          hidden_tests: [{code: "assert(inc(1) == 2);"}]
+'''
+
+
+def test_a_continuation_is_cut_at_the_task_s_stop_sequences_and_closed_by_its_suffix() -> None:
+    """MultiPL-E's way: the completion API stops before the closing brace, the harness appends
+    it. The stop sequences go to the API (first), and a provider that ignored them is cut here."""
+    doc = yamldoc.parse_text(BRACES, "b.yaml")
+    loaded = LoadedSource(Path("b.yaml"), doc, TaskSource.model_validate(doc.data), "0")
+    config = ExecConfig(llms=[ModelSpec(id="reference", api="completion", stop=["\n\n\n"])],  # type: ignore[arg-type]
+                        criteria=[])
+    unit = build_plan(config, "c.yaml", [loaded], Settings()).units[0]
+    assert unit.request().params["stop"] == ["\n}", "\nint main", "\n\n\n"]
+    prompt = unit.rendered.prompt
+    stopped = "    return x + 1;"  # what an API that honoured the stop sequences answers
+    assert extract(unit, stopped, None) == prompt + stopped + "}\n"
+    rambling = stopped + "\n}\n\nint main() { return inc(0); }\n"  # one that did not
+    assert extract(unit, rambling, None) == prompt + stopped + "}\n"
+    chat = units("chat")["comp"]  # a chat answer is the whole code: nothing cut, nothing added
+    assert "stop" not in chat.request().params

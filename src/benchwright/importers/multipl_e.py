@@ -12,6 +12,7 @@ case per check.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from benchwright.importers.base import Importer, ImportRequest, RowProblem
@@ -96,6 +97,8 @@ class MultiPLEImporter(Importer):
             hidden_tests=[TestCase(name=c.name, code=escape_template(c.code), unsplit=c.unsplit)
                           for c in split.cases],
             test_prelude=escape_template(split.prelude) if split.prelude else None,
+            stop=[str(t) for t in row.get("stop_tokens") or [] if t],
+            completion_suffix=completion_suffix(own, tests) or None,
         )
         return Task(name=name, type="completion", source=SOURCE, languages=[bw], mode="complete",
                     tags=["multipl-e", subset], task=TaskBody(languages_specific={bw: spec}))
@@ -106,6 +109,20 @@ class MultiPLEImporter(Importer):
             text += (f"; left out {len(self.left_out)} task(s) benchwright cannot run: "
                      + ", ".join(self.left_out))
         return text
+
+
+_LEADING_CLOSE = re.compile(r"[ \t\n]*\}[ \t]*\n?")
+CLASS_CLOSE = {"java": "}\n"}
+"""What MultiPL-E's tests close after their test function, by language (Java's class)."""
+
+
+def completion_suffix(language: str, tests: str) -> str:
+    """What MultiPL-E's test program closes before its tests (the function the prompt opened,
+    whose closing brace the stop sequences cut off) and, for Java, after them (the class): put
+    after a continuation (MultiPL-E puts a newline between completion and tests), it makes
+    ``prompt + continuation`` the program MultiPL-E runs, less its tests."""
+    lead = _LEADING_CLOSE.match(tests)  # MultiPL-E runs prompt + completion + "\n" + tests
+    return "\n" + lead.group(0) + CLASS_CLOSE.get(language, "") if lead else ""
 
 
 IMPORTERS = (MultiPLEImporter,)

@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from benchwright.config.model import ExecConfig, ModelSpec
 from benchwright.config.settings import Settings
@@ -22,6 +22,9 @@ from benchwright.task.load import LoadedSource
 from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask, RenderFailure, render_task
 from benchwright.yamldoc import Document, format_path
+
+MAX_STOP_SEQUENCES = 4
+"""The most stop sequences sent (OpenAI's completion API takes four)."""
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,20 @@ class SampleUnit:
         return GenerationRequest(
             model=self.resolved.model, mode=self.api, messages=list(self.messages()),
             prompt=self.rendered.prompt, language=self.language,
-            params=self.model.request_params(), sample=self.sample, golden=self.golden,
+            params=self._params(), sample=self.sample, golden=self.golden,
             task=f"{self.task_source}/{self.task.name}",
         )
+
+    def _params(self) -> dict[str, Any]:
+        """The model's parameters, with the task's stop sequences for a continuation (first;
+        APIs take at most four; the continuation is cut at every one of them anyway)."""
+        params = self.model.request_params()
+        stops = self.task.spec(self.language).stop
+        if self.api == "complete" and self.task.mode == "complete" and stops:
+            mine = params.get("stop") or []
+            merged = list(dict.fromkeys([*stops, *([mine] if isinstance(mine, str) else mine)]))
+            params["stop"] = merged[:MAX_STOP_SEQUENCES]
+        return params
 
     def messages(self) -> list[dict[str, str]]:
         if self.api == "complete":

@@ -21,19 +21,35 @@ from benchwright.registry import registry
 from benchwright.results.record import Generation, Outcome, Record
 from benchwright.run.plan import SampleUnit
 from benchwright.sandbox.base import Sandbox
+from benchwright.task.model import LanguageSpec
+
+
+def finish_continuation(continuation: str, spec: LanguageSpec) -> str:
+    """A continuation cut at the first of the task's stop sequences, then the task's suffix
+    (what closes the prompt's function, as the dataset's own harness appends it)."""
+    cuts = [i for i in (continuation.find(s) for s in spec.stop if s) if i >= 0]
+    if cuts:
+        continuation = continuation[: min(cuts)]
+    return continuation + (spec.completion_suffix or "")
 
 
 def extract(unit: SampleUnit, raw: str, lang: Language | None) -> str:
     """The code to run, from the raw answer (which is always kept beside it).
 
-    * a continuation (completion API, completion task): prompt + continuation;
+    * a continuation (completion API, completion task): prompt + continuation, cut at the
+      task's stop sequences and followed by its completion suffix (an answer that starts
+      with the prompt, or is the golden solution, is whole code, used as it is);
     * a chat answer to a completion task: its code block when that repeats the prompt or
       defines the entry point (then with the prompt's imports in front), else prompt + block;
     * otherwise: the fenced block of the task's language (or the whole answer).
     """
     prompt = unit.rendered.prompt
     if unit.api == "complete" and unit.task.mode == "complete":
-        return raw if raw.startswith(prompt) else prompt + raw
+        if raw.startswith(prompt):  # a model that repeated the prompt
+            return raw
+        if unit.golden is not None and prompt + raw == unit.golden:  # the golden continuation (the
+            return unit.golden  # reference model's, or a mutant's) is whole code: never cut
+        return prompt + finish_continuation(raw, unit.task.spec(unit.language))
     code = lang.extract_code(raw) if lang is not None else raw
     if unit.task.mode != "complete":
         return code

@@ -77,6 +77,13 @@ class LanguageSpec(Strict):
     test_prelude: str | None = Field(
         default=None, description="Code run before every test case (imports, helpers)."
     )
+    stop: StrList = Field(default_factory=list, description=(
+        "Completion tasks asked of a completion API: the sequences that end a continuation of the "
+        "prompt. They are sent as stop sequences (the first four) and the continuation is cut at "
+        "the first of them, wherever the provider stopped."))
+    completion_suffix: str | None = Field(default=None, description=(
+        "Completion tasks asked of a completion API: text put after the (cut) continuation to "
+        "close what the prompt opened, such as the closing brace a stop sequence removed."))
 
 
 class TaskBody(Strict):
