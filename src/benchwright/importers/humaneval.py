@@ -87,18 +87,33 @@ def _fallback(test_source: str, entry_point: str) -> SplitTests:
     return SplitTests(prelude, [TestCase(name="check", code="check(candidate)")], split=False)
 
 
+def _without_check_calls(test_source: str, module: ast.Module) -> str:
+    """``test_source`` without its top-level ``check(...)`` calls (HumanEval-X's modules end with
+    ``check(<entry_point>)``, which in the prelude would run every assert before any case)."""
+    calls = [s for s in module.body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+             and isinstance(s.value.func, ast.Name) and s.value.func.id == "check"]
+    if not calls:
+        return test_source
+    lines = test_source.splitlines()
+    dropped = {n for s in calls for n in range(s.lineno, (s.end_lineno or s.lineno) + 1)}
+    return "\n".join(line for n, line in enumerate(lines, start=1) if n not in dropped) + "\n"
+
+
 def split_check(test_source: str, entry_point: str) -> SplitTests:
     """Split a HumanEval test module into a prelude and test cases (source text, unescaped).
 
-    The prelude is the module without ``check`` (imports, METADATA, helpers), then
-    ``candidate = <entry_point>``, then any non-assert statements that came before the first
-    assert. When a non-assert statement follows the first assert, the whole body of ``check``
-    is a single case.
+    The prelude is the module without ``check`` (imports, METADATA, helpers) and without
+    top-level calls of ``check``, then ``candidate = <entry_point>``, then any non-assert
+    statements that came before the first assert. When a non-assert statement follows the first
+    assert, the whole body of ``check`` is a single case.
     """
     try:
         module = ast.parse(test_source)
     except SyntaxError:
         return _fallback(test_source, entry_point)
+    stripped = _without_check_calls(test_source, module)
+    if stripped != test_source:
+        test_source, module = stripped, ast.parse(stripped)
     checks = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
     if len(checks) != 1:
         return _fallback(test_source, entry_point)
