@@ -13,6 +13,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from benchwright.errors import InputError, UserError
 from benchwright.importers.base import ImportRequest
+from benchwright.importers.humaneval import split_check
 from benchwright.importers.humaneval_x import HumanEvalXImporter
 from benchwright.importers.humaneval_x_cpp import split_program as split_cpp
 from benchwright.importers.humaneval_x_java import split_program as split_java
@@ -213,3 +214,20 @@ def test_hf_reads_the_hubs_parquet_export(tmp_path: Path) -> None:
     assert hub.tasks == _load("java").tasks
 
 
+
+
+def test_python_loops_and_setup_after_the_first_assert_are_split_too() -> None:
+    source = (
+        "def check(add):\n    import random\n\n    assert add(0, 1) == 1\n"
+        "    lst = [1, 2]\n    assert add(*lst) == 3\n"
+        "    for i in range(100):\n        x = random.randint(0, 9)\n        assert add(x, 0) == x\n"
+        "\ncheck(add)\n")
+    tests = split_check(source, "add", finest=True)
+    assert tests.split
+    assert [c.code for c in tests.cases] == [
+        "assert add(0, 1) == 1",
+        "lst = [1, 2]\nassert add(*lst) == 3",
+        "lst = [1, 2]\nfor i in range(100):\n    x = random.randint(0, 9)\n    assert add(x, 0) == x",
+    ]
+    assert tests.prelude == "candidate = add\nimport random\n"
+    assert not split_check(source, "add").split  # HumanEval's own importer keeps one case

@@ -1,9 +1,11 @@
 """HumanEval-X's Python rows as tasks.
 
 A row's ``test`` is HumanEval's: ``def check(<entry point>):`` with one assert a line, after
-``METADATA`` and helpers, then ``check(<entry point>)``. :func:`split_check` makes every assert
-its own test case (``assert-1``, ``assert-2``...) and the rest of the module, without the call
-of ``check``, the prelude. The entry point is the last function the row's ``declaration``
+``METADATA`` and helpers, then ``check(<entry point>)``. :func:`split_check` makes every
+statement of ``check`` that asserts its own test case (``assert-1``, ``assert-2``...; a loop of
+asserts over random inputs is one case), after the other statements since the first assert
+(``lst = ...`` before ``assert f(lst) == ...``); the rest of the module, without the call of
+``check``, and the statements before the first assert are the prelude. The entry point is the last function the row's ``declaration``
 defines.
 """
 
@@ -20,8 +22,8 @@ __all__ = ["convert"]
 
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*\(", re.M)
 
-UNSPLIT = ("check() is not a plain list of asserts (or does not parse): it runs as one case, "
-           "the first failing assert failing it")
+UNSPLIT = ("check() could not be split into its asserts (it returns early, or does not parse): "
+           "it runs as one case, the first failing assert failing it")
 
 
 def convert(row: dict[str, Any]) -> Task:
@@ -31,7 +33,7 @@ def convert(row: dict[str, Any]) -> Task:
         RowProblem: a field is not text, or the declaration defines no function.
     """
     entry = entry_point(text_field(row, "declaration"), _DEF)
-    tests = split_check(text_field(row, "test"), entry)
+    tests = split_check(text_field(row, "test"), entry, finest=True)
     cases = tests.cases if tests.split else [
         TestCase(name=c.name, code=c.code, unsplit=UNSPLIT) for c in tests.cases]
     return make_task(row, "python", entry, cases, tests.prelude)
