@@ -21,7 +21,14 @@ import re
 from typing import Any
 
 from benchwright.importers.humaneval_x import entry_point, make_task, text_field
-from benchwright.importers.statements import Statement, blank, block_body, needed, split_statements
+from benchwright.importers.statements import (
+    MAX_STATEMENTS,
+    Statement,
+    blank,
+    block_body,
+    needed,
+    split_statements,
+)
 from benchwright.task.model import Task, TestCase
 
 __all__ = ["convert", "split_program"]
@@ -53,6 +60,9 @@ def split_program(test: str) -> tuple[str, list[TestCase]]:
     prelude = prelude + "\n" if prelude.strip() else ""
     body = test[span[0] : span[1]]
     statements = split_statements(body)
+    if len(statements) > MAX_STATEMENTS:
+        return prelude, [TestCase(name="main", code=body.strip("\n"), unsplit=(
+            f"main() has more than {MAX_STATEMENTS} statements: its whole body is one case"))]
     checks = [s for s in statements if _is_check(s)]
     if not checks:
         code = "\n".join(s.text for s in statements if not _RETURN.match(s.text)) or ";"

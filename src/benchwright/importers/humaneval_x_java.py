@@ -32,6 +32,7 @@ from typing import Any
 
 from benchwright.importers.humaneval_x import entry_point, make_task, text_field
 from benchwright.importers.statements import (
+    MAX_STATEMENTS,
     Statement,
     blank,
     block_body,
@@ -117,6 +118,9 @@ def split_program(test: str, imports: list[str]) -> tuple[str, list[TestCase]]:
     if body_span is None:
         return _unsplit(prelude, main, "main() has no body: the whole test is one case")
     statements = split_statements(main[body_span[0] : body_span[1]])
+    if len(statements) > MAX_STATEMENTS:
+        return _unsplit(prelude, main[body_span[0] : body_span[1]], (
+            f"main() has more than {MAX_STATEMENTS} statements: its whole body is one case"))
     cases: list[TestCase] = []
     before: list[Statement] = []
     consumed: set[int] = set()

@@ -14,7 +14,12 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-__all__ = ["Statement", "blank", "block_body", "needed", "split_statements", "top_level_split"]
+__all__ = ["MAX_STATEMENTS", "Statement", "blank", "block_body", "declared_names", "needed", "split_statements",
+           "top_level_split"]
+
+MAX_STATEMENTS = 2000
+"""A block with more statements than this is not split (each case's dependencies are looked up
+among all earlier statements: quadratic); HumanEval-X's longest ``main`` has a few dozen."""
 
 _OPEN = "([{"
 _CLOSE = ")]}"
@@ -97,17 +102,19 @@ class Statement:
     declares: frozenset[str] = field(default_factory=frozenset)
     """The variables it declares, when it is a declaration."""
 
-    def mentions(self, word: str) -> bool:
-        return word in self.names
+
+_SPACE = re.compile(r"\s*")
 
 
 def _next_significant(text: str, i: int) -> str:
-    rest = text[i:].lstrip()
-    return rest[:1]
+    start = _SPACE.match(text, i)
+    j = start.end() if start else i
+    return text[j : j + 1]
 
 
 def _next_word(text: str, i: int) -> str:
-    m = _IDENT.match(text[i:].lstrip())
+    start = _SPACE.match(text, i)
+    m = _IDENT.match(text, start.end() if start else i)
     return m.group() if m else ""
 
 
