@@ -231,3 +231,8 @@ def test_python_loops_and_setup_after_the_first_assert_are_split_too() -> None:
     ]
     assert tests.prelude == "candidate = add\nimport random\n"
     assert not split_check(source, "add").split  # HumanEval's own importer keeps one case
+
+
+def test_a_huge_main_is_one_case_not_a_quadratic_split() -> None:
+    _, cases = split_cpp("int main(){\n" + "  x = f(x); assert (x);\n" * 1001 + "}\n")
+    assert len(cases) == 1 and cases[0].unsplit and "more than 2000 statements" in cases[0].unsplit
