@@ -142,3 +142,28 @@ def test_template_error_is_a_build_error_in_the_solution(cpp, sandbox):
 )
 def test_infer_entry_point(cpp, code, expected):
     assert cpp.infer_entry_point(code) == expected
+
+
+def test_openssl_is_linked_and_boost_headers_are_there(cpp, sandbox):
+    """HumanEval-X's C++ tasks include <openssl/md5.h> (CodeGeeX links -lssl -lcrypto for it)
+    and <boost/any.hpp>: a program including an OpenSSL header is linked with OpenSSL."""
+    solution = """\
+#include <string>
+#include <openssl/md5.h>
+#include <boost/any.hpp>
+using namespace std;
+string md5(string text) {
+    unsigned char md[MD5_DIGEST_LENGTH];
+    MD5((const unsigned char *)text.c_str(), text.size(), md);
+    char out[33];
+    for (int i = 0; i < 16; i++) sprintf(out + 2 * i, "%02x", md[i]);
+    return string(out, 32);
+}
+int unbox(boost::any value) { return boost::any_cast<int>(value); }
+"""
+    result = run(cpp, sandbox, [
+        TestSpec("md5", 'assert(md5("password") == "5f4dcc3b5aa765d61d8327deb882cf99");'),
+        TestSpec("any", "assert(unbox(boost::any(7)) == 7);"),
+    ], solution=solution)
+    assert result.build_error is None, result.build_error
+    assert [t.status for t in result.tests] == ["pass", "pass"]

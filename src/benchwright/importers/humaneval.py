@@ -87,18 +87,56 @@ def _fallback(test_source: str, entry_point: str) -> SplitTests:
     return SplitTests(prelude, [TestCase(name="check", code="check(candidate)")], split=False)
 
 
-def split_check(test_source: str, entry_point: str) -> SplitTests:
+def _without_check_calls(test_source: str, module: ast.Module) -> str:
+    """``test_source`` without its top-level ``check(...)`` calls (HumanEval-X's modules end with
+    ``check(<entry_point>)``, which in the prelude would run every assert before any case)."""
+    calls = [s for s in module.body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+             and isinstance(s.value.func, ast.Name) and s.value.func.id == "check"]
+    if not calls:
+        return test_source
+    lines = test_source.splitlines()
+    dropped = {n for s in calls for n in range(s.lineno, (s.end_lineno or s.lineno) + 1)}
+    return "\n".join(line for n, line in enumerate(lines, start=1) if n not in dropped) + "\n"
+
+
+def _checks(statement: ast.stmt) -> bool:
+    """Whether a statement of ``check`` asserts something (itself, or in a loop or block)."""
+    return any(isinstance(node, ast.Assert) for node in ast.walk(statement))
+
+
+def _by_statement(test_source: str, body: list[ast.stmt]) -> tuple[list[str], list[TestCase]]:
+    """The setup before the first statement that asserts, and one case per such statement (a
+    loop of asserts is one case), each after the other statements that came before it since."""
+    first = next(i for i, s in enumerate(body) if _checks(s))
+    setup = [_segment(test_source, s) for s in body[:first]]
+    cases: list[TestCase] = []
+    carried: list[str] = []
+    for statement in body[first:]:
+        if _checks(statement):
+            code = "\n".join([*carried, _segment(test_source, statement)])
+            cases.append(TestCase(name=f"assert-{len(cases) + 1}", code=code))
+        else:
+            carried.append(_segment(test_source, statement))
+    return setup, cases
+
+
+def split_check(test_source: str, entry_point: str, finest: bool = False) -> SplitTests:
     """Split a HumanEval test module into a prelude and test cases (source text, unescaped).
 
-    The prelude is the module without ``check`` (imports, METADATA, helpers), then
-    ``candidate = <entry_point>``, then any non-assert statements that came before the first
-    assert. When a non-assert statement follows the first assert, the whole body of ``check``
-    is a single case.
+    The prelude is the module without ``check`` (imports, METADATA, helpers) and without
+    top-level calls of ``check``, then ``candidate = <entry_point>``, then any non-assert
+    statements that came before the first assert. When a non-assert statement follows the first
+    assert, the whole body of ``check`` is a single case -- unless ``finest``: then every
+    top-level statement that asserts (a loop of asserts too) is a case, after the non-assert
+    statements since the first one (``lst = ...`` before ``assert f(lst) == ...``).
     """
     try:
         module = ast.parse(test_source)
     except SyntaxError:
         return _fallback(test_source, entry_point)
+    stripped = _without_check_calls(test_source, module)
+    if stripped != test_source:
+        test_source, module = stripped, ast.parse(stripped)
     checks = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
     if len(checks) != 1:
         return _fallback(test_source, entry_point)
@@ -117,6 +155,11 @@ def split_check(test_source: str, entry_point: str) -> SplitTests:
             TestCase(name=f"assert-{n + 1}", code=_segment(test_source, s))
             for n, s in enumerate(body[asserts[0] :])
         ]
+        prelude = "\n".join([f"{head}candidate = {entry_point}", *setup]) + "\n"
+        if _compiles(prelude) and all(_compiles(c.code) for c in cases):
+            return SplitTests(prelude, cases, split=True)
+    if finest and any(_checks(s) for s in body):
+        setup, cases = _by_statement(test_source, body)
         prelude = "\n".join([f"{head}candidate = {entry_point}", *setup]) + "\n"
         if _compiles(prelude) and all(_compiles(c.code) for c in cases):
             return SplitTests(prelude, cases, split=True)

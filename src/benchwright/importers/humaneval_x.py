@@ -8,23 +8,38 @@ Each row has ``task_id``, ``prompt`` (code to complete: the signature and its do
 ``#[cfg(test)]`` module) and ``example_test``. Each language's module
 (``humaneval_x_<language>``) splits that program into one test case per check, in benchwright's
 test format for the language; a program it cannot split becomes one case that says so
-(``TestCase.unsplit``).
+(``TestCase.unsplit``). What every language shares (the task around the split tests, the entry
+point read from the declaration) is here.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any, Protocol
 
-from benchwright.importers.base import Importer, ImportRequest
+from benchwright.importers.base import Importer, ImportRequest, RowProblem
+from benchwright.importers.escape import escape_template
 from benchwright.importers.rows import HubLocation
-from benchwright.task.model import Task
+from benchwright.task.model import LanguageSpec, Task, TaskBody, TestCase
 
-__all__ = ["HumanEvalXImporter"]
+__all__ = ["SOURCE", "HumanEvalXImporter", "entry_point", "make_task", "text_field"]
+
+SOURCE = "THUDM/humaneval-x"
+"""Every task's ``source``: the dataset's Hub id, by which it is known."""
 
 LANGUAGES = {"cpp": "cpp", "go": "go", "java": "java", "js": "javascript", "python": "python",
              "rust": "rust"}
 """HumanEval-X's language names, each with benchwright's."""
+
+ON_THE_HUB = ("cpp", "go", "java", "js", "python")
+"""The languages of the Hub copy (it has no Rust)."""
+
+HUB_REVISION = "refs/convert/parquet"
+"""The Hub's Parquet export of the dataset. Its ``main`` branch holds the JSON Lines files
+(``data/<language>/data/humaneval.jsonl``) and a loading script; ``datasets`` 4 and later refuse
+any repository with a loading script, whatever ``data_files`` say, so ``--hf`` reads the export
+(``<language>/test/0000.parquet``), which has the same rows and fields."""
 
 _MODULES = {own: f"benchwright.importers.humaneval_x_{own}" for own in LANGUAGES}
 """The module converting each language's rows (it has ``convert(row) -> Task``)."""
@@ -32,6 +47,56 @@ _MODULES = {own: f"benchwright.importers.humaneval_x_{own}" for own in LANGUAGES
 
 class _Converter(Protocol):
     def convert(self, row: dict[str, Any]) -> Task: ...
+
+
+def text_field(row: dict[str, Any], key: str) -> str:
+    """``row[key]``, which must be text.
+
+    Raises:
+        RowProblem: it is not a string.
+    """
+    value = row.get(key)
+    if not isinstance(value, str):
+        raise RowProblem(f"{key} is {type(value).__name__}, not text",
+                         hint="each HumanEval-X field is a string")
+    return value
+
+
+def entry_point(declaration: str, pattern: re.Pattern[str]) -> str:
+    """The function to complete: the last definition ``pattern`` (group ``name``) finds in the
+    row's ``declaration`` (helpers the task gives come before it).
+
+    Raises:
+        RowProblem: the declaration defines no function.
+    """
+    names = [m.group("name") for m in pattern.finditer(declaration)]
+    if not names:
+        raise RowProblem("declaration defines no function to complete",
+                         hint="declaration should end with the signature of the function to write")
+    return names[-1]
+
+
+def make_task(row: dict[str, Any], language: str, entry: str, cases: list[TestCase],
+              prelude: str | None = None) -> Task:
+    """A completion task for one row: the prompt is the row's ``prompt``, the golden solution
+    ``prompt + canonical_solution``; ``cases`` and ``prelude`` are source text (escaped here)."""
+    prompt = text_field(row, "prompt")
+    golden = prompt + text_field(row, "canonical_solution")
+    spec = LanguageSpec(
+        description=escape_template(prompt),
+        entry_point=entry,
+        hidden_tests=[c.model_copy(update={"code": escape_template(c.code)}) for c in cases],
+        test_prelude=escape_template(prelude) if prelude and prelude.strip() else None,
+    )
+    return Task(
+        name=text_field(row, "task_id"),
+        type="completion",
+        source=SOURCE,
+        languages=[language],
+        mode="complete",
+        task=TaskBody(common_prompt="", languages_specific={language: spec}),
+        golden_solution={language: golden},
+    )
 
 
 class HumanEvalXImporter(Importer):
@@ -46,8 +111,13 @@ class HumanEvalXImporter(Importer):
     languages = LANGUAGES
     fields = ("task_id", "prompt", "declaration", "canonical_solution", "test")
 
-    def hub(self, request: ImportRequest) -> HubLocation:
-        return HubLocation("THUDM/humaneval-x", name=request.language or "python", split="test")
+    def hub(self, request: ImportRequest) -> HubLocation | None:
+        own = request.language or "python"
+        if own not in ON_THE_HUB:
+            return None
+        # a single file given as a string is the split "train" to ``datasets``
+        return HubLocation(SOURCE, split="train", revision=HUB_REVISION,
+                           data_files=f"{own}/test/0000.parquet")
 
     def task(self, row: dict[str, Any], request: ImportRequest) -> Task:
         own = request.language or "python"

@@ -135,6 +135,10 @@ _ENTRY = re.compile(
 _KEYWORDS = frozenset(
     {"if", "for", "while", "switch", "return", "sizeof", "else", "do", "case", "catch", "main"}
 )
+_LIBRARIES = {
+    re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]openssl/", re.M): ("-lssl", "-lcrypto"),
+}
+"""Libraries linked when the program includes their headers (besides ``-lm``, always)."""
 
 
 def _resource(name: str) -> str:
@@ -380,7 +384,11 @@ class _CFamily(Language):
 
         ext = self.file_extension
         main_object = _host_build(compiler, f"main{ext}")
-        compile_argv = [compiler, *self.flags, "-o", PROGRAM, f"bw_tests{ext}", "bw_main.o", "-lm"]
+        source = layout.source()
+        libraries = [flag for pattern, flags in _LIBRARIES.items() if pattern.search(source)
+                     for flag in flags]
+        compile_argv = [compiler, *self.flags, "-o", PROGRAM, f"bw_tests{ext}", "bw_main.o", "-lm",
+                        *libraries]
         timeout_tool = find_tool("timeout")
         if timeout_tool is not None:
             compile_argv = [timeout_tool, "-s", "KILL", f"{COMPILE_TIMEOUT_S:g}", *compile_argv]
@@ -402,7 +410,7 @@ class _CFamily(Language):
         proc = sandbox.run(
             ["/bin/sh", "-c", script],
             files={
-                f"bw_tests{ext}": layout.source().encode(),
+                f"bw_tests{ext}": source.encode(),
                 "bw_main.o": main_object,
                 **layout.excerpt_files(),
                 "bw_driver.h": _resource("cdriver.h.tmpl").encode(),
