@@ -117,6 +117,11 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
         data = (f"{rec['status']} {-1 if line is None else line} {rec.get('time_ms', 0.0)!r} "
                 f"{1 if rec.get('waiting') else 0} {sizes}\n").encode()
         data += b"".join([t for t in texts if t is not None])
+        if _len(data) > 1 << 16:  # a program's output: no copy of the rest per write
+            view = memoryview(data)
+            while view:
+                view = view[write(replies, view):]
+            return
         while data:
             data = data[write(replies, data):]
 
@@ -415,7 +420,7 @@ class Judge:
         self.pid, self.requests, self.replies, self.wholes = pid, requests, replies, wholes
         self.zygote = zygote
         """The process that forked the sample and reaps it (None: this one)."""
-        self.pending = b""
+        self.pending = bytearray()  # grows in place: a reply can hold megabytes of output
         self.alive = True
         self.failure: str | None = None
         """Why the sample process is gone: ``timeout`` (killed by us) or ``died``."""

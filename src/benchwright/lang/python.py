@@ -229,4 +229,7 @@ def _version(python: str) -> str:
 
 
 def _code(setup: str, test: TestSpec) -> str:
+    """What ran for ``test``: the setup then its code; for a stdin/stdout case, the program."""
+    if test.is_stdio:
+        return setup
     return setup + (test.code if test.code.endswith("\n") else test.code + "\n")
