@@ -136,7 +136,7 @@ def test_a_hostile_pickle_is_refused_and_runs_nothing(tmp_path: Path) -> None:
     assert "refused: the pickle names" in problem.message and "system" in problem.message
     # and directly: the unpickler refuses any class, even a harmless one
     harmless = base64.b64encode(zlib.compress(pickle.dumps(dt.date(2024, 1, 1)))).decode()
-    with pytest.raises(RowProblem, match="refused: the pickle names datetime.date"):
+    with pytest.raises(RowProblem, match=r"refused: the pickle names datetime\.date"):
         private_tests(harmless)
 
 
