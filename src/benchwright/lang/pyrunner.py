@@ -300,7 +300,7 @@ def run_program(compiled: object, stdin: str, timeout: float, cap: int) -> "dict
 REPLY_TEXTS = ("message", "value", "type", "output")
 
 
-def decode_reply(data: bytes) -> "tuple[dict[str, object] | None, bytes]":
+def decode_reply(data: bytearray) -> "tuple[dict[str, object] | None, bytearray]":
     """(the first reply in ``data``, what follows it), or (None, ``data``) while it is not
     all there. A reply is a header line (status, line, time in ms, waiting, the byte size of
     each of :data:`REPLY_TEXTS`, -1 for none) and those texts; not JSON, which costs the
