@@ -132,6 +132,11 @@ def check_task(doc: yamldoc.Document, index: int, task: Task) -> list[Problem]:
     return problems
 
 
+def _stdio_languages() -> list[str]:
+    """The languages whose runner runs stdin/stdout test cases."""
+    return [n for n in registry.names("language") if registry.create("language", n).stdio_tests]
+
+
 def _idle_tests(doc: yamldoc.Document, index: int, task: Task, lang: str) -> list[Problem]:
     """Warnings about test cases that cannot fail, found without running them: a test case
     that never names the entry point, and test-harness scaffolding the language's runner does not
@@ -149,6 +154,14 @@ def _idle_tests(doc: yamldoc.Document, index: int, task: Task, lang: str) -> lis
     problems: list[Problem] = []
     for (kind, i, _), test in zip(cases, rendered.tests, strict=True):
         path: tuple[str | int, ...] = ("tasks", index, "task", "languages_specific", lang, f"{kind}_tests", i)
+        if test.is_stdio:  # runs the solution as a program: there is no code to look at
+            if not language.stdio_tests:
+                problems.append(Problem(
+                    doc.file, f"test case {test.name!r} is a stdin/stdout case, and benchwright "
+                    f"cannot run those in {lang} (only in {', '.join(_stdio_languages())})",
+                    path=yamldoc.format_path(path), line=doc.line_of(path),
+                    hint=f"offer the task in python, or write {lang} test cases as code"))
+            continue
         if doc.line_of((*path, "code")) is not None:
             path = (*path, "code")
         found = language.inert(test.code)
@@ -378,10 +391,14 @@ def _mutant_units(units: Sequence[SampleUnit]) -> dict[str, tuple[SampleUnit, Sa
     out: dict[str, tuple[SampleUnit, SampleUnit, str]] = {}
     for unit in units:
         ep, golden = unit.rendered.entry_point, unit.golden
-        if not ep or golden is None or not registry.has("language", unit.language):
+        programs = bool(unit.rendered.tests) and all(t.is_stdio for t in unit.rendered.tests)
+        if (not ep and not programs) or golden is None or not registry.has("language", unit.language):
             continue
         spec = unit.task.spec(unit.language)
-        for k, mutant in enumerate(registry.create("language", unit.language).mutants(golden, ep)):
+        language = registry.create("language", unit.language)
+        # a program's tests read what it prints: its mutants print nothing, or crash
+        mutants = language.program_mutants() if programs else language.mutants(golden, ep or "")
+        for k, mutant in enumerate(mutants):
             # the entry point stays what the original says (a mutant may define it twice)
             specs = {**unit.task.task.languages_specific,
                      unit.language: spec.model_copy(update={"entry_point": ep})}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,7 @@ from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask
 
 __all__ = ["Criterion", "Measurement", "SampleContext", "WallCap", "ceiling_s", "execute_tests",
-           "wall_capped"]
+           "wall_capped", "with_header"]
 
 
 @dataclass
@@ -110,6 +111,13 @@ def ceiling_s(task: Task, limits: Limits) -> float:
     return task.time_limit_s or limits.test_timeout_s
 
 
+def with_header(header: str | None, code: str) -> str:
+    """``code`` with a task's ``solution_header`` before it (the code that runs and is shown)."""
+    if not header:
+        return code
+    return header + ("" if header.endswith("\n") else "\n") + code
+
+
 def execute_tests(lang: Language, sandbox: Sandbox, code: str, rendered: RenderedTask, limits: Limits,
                   ceiling: float) -> tuple[ExecutionResult, float | None]:
     """Run ``rendered``'s tests against ``code`` as every sample runs: each test with its own
@@ -129,11 +137,22 @@ def execute_tests(lang: Language, sandbox: Sandbox, code: str, rendered: Rendere
     if isinstance(sandbox, WallCap):
         sandbox.forget()
     box = SandboxLimits(wall_s=ceiling, memory_mb=limits.memory_mb, output_bytes=limits.output_bytes)
-    if rendered.tests:
-        result = lang.run_tests(sandbox, code, rendered.tests, prelude=rendered.prelude, limits=box,
+    code = with_header(rendered.header, code)
+    tests = rendered.tests
+    refused = [t for t in tests if t.is_stdio] if not lang.stdio_tests else []
+    runnable = [t for t in tests if t not in refused]
+    if runnable:
+        result = lang.run_tests(sandbox, code, runnable, prelude=rendered.prelude, limits=box,
                                 test_timeout_s=ceiling)
     else:  # no test case applies: compile or load the solution all the same
         result = lang.load(sandbox, code, prelude=rendered.prelude, limits=box, test_timeout_s=ceiling)
+    if refused:  # stdin/stdout cases a language cannot run: errors, never skipped in silence
+        why = (f"{lang.name} cannot run stdin/stdout test cases (benchwright runs them in Python "
+               "only); 'benchwright validate' refuses such a task")
+        ran = {t.name: t for t in result.tests}
+        outcomes = [ran.get(t.name) or TestOutcome(t.name, "error", why, None, code, None)
+                    for t in tests]
+        result = dataclasses.replace(result, tests=[o for o in outcomes if o is not None])
     wall = sandbox.last_wall_s() if isinstance(sandbox, WallCap) else None
     if wall is None:
         reported = result.extra.get("wall_limit_s")  # the Java runner says what it asked for

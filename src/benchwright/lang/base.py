@@ -29,6 +29,15 @@ class TestSpec:
     """This test case's own time limit; None: the ``test_timeout_s`` of the call."""
     unsplit: str | None = None
     """Why this case is a whole test program, not one check (see ``TestCase.unsplit``)."""
+    stdin: str | None = None
+    """A stdin/stdout case: the solution runs as a program on this input (``code`` is empty)."""
+    expected_stdout: str | None = None
+    """What a stdin/stdout case must print (see :func:`benchwright.lang.pyrunner.compare_output`)."""
+
+    @property
+    def is_stdio(self) -> bool:
+        """Whether this case runs the solution as a program on ``stdin``."""
+        return self.stdin is not None
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,10 @@ class Language(abc.ABC):
     file_extension: str = ".txt"
     install_hint: str = ""
     """How to install this language's toolchain (Debian packages), for errors and ``doctor``."""
+    stdio_tests: bool = False
+    """Whether :meth:`run_tests` runs stdin/stdout test cases (``TestSpec.stdin``): the solution
+    as a program on each case's input, its output compared with the expected one. A language
+    without them reports each such case as an error (and ``validate`` refuses the task)."""
     scaffolding: tuple[tuple[str, str], ...] = ()
     """(regex, what it is) of test-harness code a test case may hold that this language's runner
     never executes (``#[cfg(test)]`` in Rust: a test case is a function body); see :meth:`inert`."""
@@ -143,6 +156,12 @@ class Language(abc.ABC):
         """Changed copies of ``solution`` that any useful test fails: the entry point returns
         its type's zero value (or None/null), or it fails at once (raises, panics, exits
         non-zero). ``validate --golden`` runs them against a task's tests. The default: none."""
+        return []
+
+    def program_mutants(self) -> list[Mutant]:
+        """Programs that any useful stdin/stdout test fails (one that prints nothing, one that
+        fails at once), for ``validate --golden`` on a task whose tests run the solution as a
+        program. The default: none."""
         return []
 
     def inert(self, test_code: str) -> list[tuple[int, str]]:

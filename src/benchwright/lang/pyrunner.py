@@ -117,15 +117,24 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
         data = (f"{rec['status']} {-1 if line is None else line} {rec.get('time_ms', 0.0)!r} "
                 f"{1 if rec.get('waiting') else 0} {sizes}\n").encode()
         data += b"".join([t for t in texts if t is not None])
+        if _len(data) > 1 << 16:  # a program's output: no copy of the rest per write
+            view = memoryview(data)
+            while view:
+                view = view[write(replies, view):]
+            return
         while data:
             data = data[write(replies, data):]
 
     value_seen: list[object] = [None]
+    program: list[object] = [None]  # a stdin/stdout task's solution, compiled by op "compile"
 
     def execute(code: str, op: str, offset: int, timeout: float, local: "dict[str, object]",
                 rec: "dict[str, object]") -> None:
         try:
             compiled = compile("\n" * offset + code, FILENAME, "eval" if op == "value" else "exec")
+            if op == "compile":  # run later, once per stdin/stdout case (see run_program)
+                program[0] = compiled
+                return
             signal.setitimer(signal.ITIMER_REAL, timeout)
             if op == "value":
                 value = eval(compiled, local)
@@ -148,6 +157,9 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
     for op, offset, timeout, cap, wants_whole, limits, code in reader:
         if limits:
             _set_limits(limits)
+        if op == "stdio":  # the compiled program on this input (``code``); its stdout comes back
+            reply(run_program(program[0], code, timeout, cap))
+            continue
         buf = io.StringIO()
         local = ns if op == "setup" else dict(ns)
         rec: dict[str, object] = {"status": "ok", "message": None, "line": None, "value": None}
@@ -184,10 +196,111 @@ def serve_requests(requests: int, replies: int, wholes: int) -> None:
         reply(whole)
 
 
+STDOUT_CAP = 64 << 20
+"""The most of a program's standard output the sample process sends back (the sandbox's file
+size limit, which also bounds what a program can print, is lower by default)."""
+EFBIG = 27
+
+
+def _exit_builtins() -> None:
+    """``exit`` and ``quit``, which ``python -S`` leaves out, as ``python3 prog.py`` has them:
+    programs end with ``exit()`` (raises SystemExit like ``sys.exit``)."""
+    import builtins
+
+    for name in ("exit", "quit"):
+        if not hasattr(builtins, name):
+            setattr(builtins, name, sys.exit)
+
+
+def run_program(compiled: object, stdin: str, timeout: float, cap: int) -> "dict[str, object]":
+    """Run a stdin/stdout task's program as ``__main__`` on ``stdin``: its file descriptors 0
+    and 1 (and ``sys.stdin``/``sys.stdout``) are in-memory files for this run only, so it can
+    neither wait for input (reading past the end gives end of file) nor reach anything of the
+    judge's. The reply's ``value`` is what it printed (at most :data:`STDOUT_CAP` bytes); what
+    it wrote to ``sys.stderr`` is its ``output``. ``SystemExit`` ends it as a program's exit
+    would (LiveCodeBench's harness also takes any exit for the end of the program)."""
+    import io
+
+    rec: dict[str, object] = {"status": "ok", "message": None, "line": None, "value": "",
+                              "type": "stdout"}
+    if compiled is None:
+        rec.update(status="error", message="the program was not compiled")
+        return rec
+    _exit_builtins()
+    _signal.signal(signal.SIGXFSZ, _signal.SIG_IGN)  # past the file size limit: EFBIG, not a kill
+    data = stdin.encode("utf-8", "surrogateescape")
+    fd_in, fd_out = os.memfd_create("stdin"), os.memfd_create("stdout")
+    while data:
+        data = data[os.write(fd_in, data):]
+    os.lseek(fd_in, 0, os.SEEK_SET)
+    saved = os.dup(0), os.dup(1)
+    os.dup2(fd_in, 0)
+    os.dup2(fd_out, 1)
+    os.close(fd_in)
+    err = io.StringIO()
+    old = sys.stdin, sys.stdout, sys.stderr
+    out = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8",
+                           errors="surrogateescape")
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)),
+                                 encoding="utf-8", errors="surrogateescape")
+    sys.stdout, sys.stderr = out, err
+    ns: dict[str, object] = {"__name__": "__main__", "__builtins__": __builtins__}
+    start = time.perf_counter()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            exec(compiled, ns)  # type: ignore[arg-type]
+        except SystemExit as exc:
+            if exc.code is not None and not isinstance(exc.code, int):
+                err.write(f"{exc.code}\n")
+            elif exc.code:
+                err.write(f"exit status {exc.code}\n")
+        finally:
+            for stream in (sys.stdout, out):
+                flush = getattr(stream, "flush", None)
+                if flush is not None:
+                    flush()
+            ns.clear()  # what the program opened and left unflushed is flushed now
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    except BwTimeout:
+        rec.update(status="timeout", message=f"took more than {timeout:g} s")
+    except BaseException as exc:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if isinstance(exc, OSError) and exc.errno == EFBIG:
+            rec.update(status="error", line=_where(exc),
+                       message="the program printed more than the sandbox's file size limit")
+        else:
+            rec.update(status="error", message=_message(exc), line=_where(exc))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        sys.stdin, sys.stdout, sys.stderr = old
+        size = os.lseek(fd_out, 0, os.SEEK_END)
+        os.lseek(fd_out, 0, os.SEEK_SET)
+        chunks = []
+        left = min(size, STDOUT_CAP)
+        while left > 0:
+            chunk = os.read(fd_out, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        os.dup2(saved[0], 0)
+        os.dup2(saved[1], 1)
+        for fd in (*saved, fd_out):
+            os.close(fd)
+    rec["time_ms"] = (time.perf_counter() - start) * 1000
+    rec["value"] = b"".join(chunks).decode("utf-8", "replace")
+    if size > STDOUT_CAP and rec["status"] == "ok":
+        rec.update(status="error", message=f"the program printed {size} bytes: more than "
+                                           f"{STDOUT_CAP >> 20} MiB, not compared")
+    rec["output"] = err.getvalue()[:cap]
+    return rec
+
+
 REPLY_TEXTS = ("message", "value", "type", "output")
 
 
-def decode_reply(data: bytes) -> "tuple[dict[str, object] | None, bytes]":
+def decode_reply(data: bytearray) -> "tuple[dict[str, object] | None, bytearray]":
     """(the first reply in ``data``, what follows it), or (None, ``data``) while it is not
     all there. A reply is a header line (status, line, time in ms, waiting, the byte size of
     each of :data:`REPLY_TEXTS`, -1 for none) and those texts; not JSON, which costs the
@@ -307,7 +420,7 @@ class Judge:
         self.pid, self.requests, self.replies, self.wholes = pid, requests, replies, wholes
         self.zygote = zygote
         """The process that forked the sample and reaps it (None: this one)."""
-        self.pending = b""
+        self.pending = bytearray()  # grows in place: a reply can hold megabytes of output
         self.alive = True
         self.failure: str | None = None
         """Why the sample process is gone: ``timeout`` (killed by us) or ``died``."""
@@ -890,8 +1003,11 @@ def run_job(sample: Judge, job: "dict[str, Any]", emit: "Callable[[dict[str, obj
     if limits:  # CPU seconds for the whole sample: every test's limit, plus loading
         budget = default + sum(float(t.get("timeout") or default) + 1 for t in tests) + 1
         limits = {**limits, "cpu": int(budget) + 1}
-    setup_req = {"op": "setup", "code": setup, "timeout": default, "cap": cap, "limits": limits}
-    plans = [plan_test(str(t["code"]), offset, float(t.get("timeout") or default), cap,
+    program = any("stdin" in t for t in tests)  # the solution is a program, run once per case
+    setup_req = {"op": "compile" if program else "setup", "code": setup, "timeout": default,
+                 "cap": cap, "limits": limits}
+    plans = [plan_stdio(t, float(t.get("timeout") or default), cap) if program else
+             plan_test(str(t["code"]), offset, float(t.get("timeout") or default), cap,
                        t.get("check", False)) for t in tests]
     payload = [encode_request(setup_req)]
     payload += [encode_request(req) for _, req, _ in plans]
@@ -1203,9 +1319,79 @@ def plan_test(code: str, offset: int, timeout: float, cap: int,
     return check, req, grace
 
 
+def plan_stdio(test: "dict[str, Any]", timeout: float,
+               cap: int) -> "tuple[dict[str, object], dict[str, object], float]":
+    """(check, request, wait) for a stdin/stdout case: the sample process gets its input only;
+    the expected output stays here."""
+    check: dict[str, object] = {"kind": "stdio", "stdin": str(test["stdin"]),
+                                "expected": str(test["stdout"])}
+    return check, {"op": "stdio", "code": check["stdin"], "timeout": timeout, "cap": cap}, timeout + 1.0
+
+
+def _lines(text: str) -> "list[str]":
+    return [line.strip() for line in text.strip().split("\n")]
+
+
+def _decimals(line: str) -> "list[object] | None":
+    from decimal import Decimal
+
+    try:
+        return [Decimal(item) for item in line.split()]
+    except Exception:  # decimal.InvalidOperation and anything else: not numbers
+        return None
+
+
+def compare_output(got: str, expected: str) -> "str | None":
+    """None when ``got`` matches ``expected`` by LiveCodeBench's rules, else why not: both are
+    stripped and split into lines, each line stripped; there must be as many lines, and each
+    line must be equal, or hold the same numbers (whitespace-separated, compared as exact
+    decimals: ``1.0`` matches ``1``, ``0.30000000000000004`` does not match ``0.3``)."""
+    ours, theirs = _lines(got), _lines(expected)
+    if len(ours) != len(theirs):
+        return f"wrong output: {len(ours)} line(s) where {len(theirs)} expected"
+    for n, (a, b) in enumerate(zip(ours, theirs, strict=True), start=1):
+        if a == b:
+            continue
+        numbers = _decimals(a)
+        if numbers is not None and numbers == _decimals(b):
+            continue
+        return f"wrong output at line {n}: {_clip(a, 200)!r} where {_clip(b, 200)!r} expected"
+    return None
+
+
+def _clip(text: str, size: int = 1000) -> str:
+    if len(text) <= size:
+        return text
+    return f"{text[:size // 2]}...({len(text) - size} characters left out)...{text[-size // 2:]}"
+
+
+def _io_report(check: "dict[str, object]", got: object) -> str:
+    """The case's input, expected and actual output, for its message."""
+    return (f"\ninput:\n{_clip(str(check['stdin']))}\nexpected output:\n"
+            f"{_clip(str(check['expected']))}\nactual output:\n{_clip(str(got or ''))}")
+
+
+def stdio_verdict(i: int, check: "dict[str, object]", rec: "dict[str, object]") -> "dict[str, object]":
+    """The record of stdin/stdout case ``i``: what the program printed compared here."""
+    got = rec.get("value")
+    out: dict[str, object] = {"i": i, "line": rec.get("line"), "time_ms": rec.get("time_ms"),
+                              "output": rec.get("output"), "judged": "harness"}
+    if rec["status"] != "ok":
+        message = str(rec.get("message") or rec["status"])
+        return {**out, "status": rec["status"], "message": message + _io_report(check, got)}
+    if not isinstance(got, str) or rec.get("type") != "stdout":
+        return {**out, "status": "error", "message": "the sample process sent no output"}
+    why = compare_output(got, str(check["expected"]))
+    if why is None:
+        return {**out, "status": "pass", "message": None}
+    return {**out, "status": "fail", "line": None, "message": why + _io_report(check, got)}
+
+
 def verdict(i: int, check: "dict[str, object] | None", rec: "dict[str, object]",
             offset: int) -> "dict[str, object]":
     """The record of test ``i`` from the sample's reply; the judge compares plain values."""
+    if check is not None and check.get("kind") == "stdio":
+        return stdio_verdict(i, check, rec)
     if check is None:
         status = "pass" if rec["status"] == "ok" else str(rec["status"])
         return {"i": i, **_test_fields(rec), "status": status, "judged": "sample"}

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from benchwright.errors import InfraError
 from benchwright.lang import pyrunner
-from benchwright.lang.base import ExecutionResult, Language, TestSpec
+from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec
 from benchwright.lang.mutate import Mutant
 from benchwright.lang.protocol import PREFIX, collect, parse_lines
 from benchwright.lang.pyserver import BOOT, ServerPool, boot_input
@@ -45,6 +45,7 @@ class PythonLanguage(Language):
     name = "python"
     fence_names = ("python", "py", "python3")
     file_extension = ".py"
+    stdio_tests = True
 
     def __init__(self, interpreter: str | None = None, fork_server: bool = True) -> None:
         self.fork_server = fork_server
@@ -99,6 +100,10 @@ class PythonLanguage(Language):
                              "    raise RuntimeError('benchwright mutant')\n"),
         ]
 
+    def program_mutants(self) -> list[Mutant]:
+        return [Mutant("prints nothing", "pass\n"),
+                Mutant("raises", "raise RuntimeError('benchwright mutant')\n")]
+
     def toolchain(self) -> dict[str, str]:
         """The interpreter samples run on: the system one that the isolating sandboxes show
         (the harness's own only under the rlimit fallback)."""
@@ -120,11 +125,17 @@ class PythonLanguage(Language):
         limits: SandboxLimits,
         test_timeout_s: float,
     ) -> ExecutionResult:
+        programs = [t for t in tests if t.is_stdio]
+        if programs and len(programs) < len(tests):  # two ways to run the solution: two samples
+            groups = [[i for i, t in enumerate(tests) if not t.is_stdio],
+                      [i for i, t in enumerate(tests) if t.is_stdio]]
+            return _merged(len(tests), groups, [
+                self.run_tests(sandbox, solution, [tests[i] for i in group], prelude=prelude,
+                               limits=limits, test_timeout_s=test_timeout_s) for group in groups])
         setup = _setup(solution, prelude)
         job: dict[str, object] = {
             "setup": setup,
-            "tests": [{"code": t.code, "timeout": t.timeout_s or test_timeout_s,
-                       "check": _check_spec(t.code)} for t in tests],
+            "tests": [_job_test(t, test_timeout_s) for t in tests],
             "test_timeout_s": test_timeout_s,
             "output_cap": 4096,
         }
@@ -169,6 +180,39 @@ class PythonLanguage(Language):
         self._servers.close()
 
 
+def _job_test(test: TestSpec, test_timeout_s: float) -> dict[str, object]:
+    """One test case as the runner reads it: its code (and the check the judge makes of it), or
+    for a stdin/stdout case its input and expected output (which only the judge holds)."""
+    timeout = test.timeout_s or test_timeout_s
+    if test.is_stdio:
+        return {"code": "", "timeout": timeout, "stdin": test.stdin,
+                "stdout": test.expected_stdout or ""}
+    return {"code": test.code, "timeout": timeout, "check": _check_spec(test.code)}
+
+
+def _merged(count: int, groups: list[list[int]], parts: list[ExecutionResult]) -> ExecutionResult:
+    """The results of a task whose code cases and stdin/stdout cases ran as two samples (part
+    ``k`` ran the tests at the indexes ``groups[k]``), in the tests' order; the process figures
+    of the two added up (peak memory: the larger)."""
+    slots: list[TestOutcome | None] = [None] * count
+    for group, part in zip(groups, parts, strict=True):
+        for i, outcome in zip(group, part.tests, strict=False):
+            slots[i] = outcome
+    extra: dict[str, object] = {}
+    for part in parts:
+        for key, value in part.extra.items():
+            if key == "cpu_ms" and isinstance(value, (int, float)):
+                extra[key] = float(extra.get(key, 0.0)) + value  # type: ignore[arg-type]
+            elif key == "max_rss_bytes" and isinstance(value, int):
+                extra[key] = max(int(extra.get(key, 0)), value)  # type: ignore[call-overload]
+            else:
+                extra.setdefault(key, value)
+    return ExecutionResult(
+        [o for o in slots if o is not None], parts[-1].process,
+        build_error=next((p.build_error for p in parts if p.build_error), None),
+        infra_error=next((p.infra_error for p in parts if p.infra_error), None), extra=extra)
+
+
 @lru_cache(maxsize=1 << 16)
 def _check_spec(code: str) -> dict[str, object] | None:
     """Whether (and how) the judge compares test ``code`` itself; worked out once per test
@@ -185,4 +229,7 @@ def _version(python: str) -> str:
 
 
 def _code(setup: str, test: TestSpec) -> str:
+    """What ran for ``test``: the setup then its code; for a stdin/stdout case, the program."""
+    if test.is_stdio:
+        return setup
     return setup + (test.code if test.code.endswith("\n") else test.code + "\n")

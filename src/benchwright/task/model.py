@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 
 def _version(value: Any) -> int:
@@ -49,7 +49,14 @@ class TestCase(Strict):
     __test__ = False  # not a pytest class
 
     name: str | None = None
-    code: str = Field(min_length=1, description="The test code; may use ${} templates.")
+    code: str = Field(default="", description=(
+        "The test code; may use ${} templates. Not given for a stdin/stdout case."))
+    stdin: str | None = Field(default=None, description=(
+        "A stdin/stdout case: the solution runs as a program with this text as its standard "
+        "input, and passes when what it prints matches ``stdout`` (line by line, each line "
+        "stripped; numbers compared as decimals). Plain text, never a template."))
+    stdout: str | None = Field(default=None, description=(
+        "The output a stdin/stdout case expects (with ``stdin``). Plain text, never a template."))
     unsplit: str | None = Field(default=None, description=(
         "Set by an importer when this case is a dataset's whole test program, which could not be "
         "split into its checks: why. Each result record of the case repeats it (details.unsplit)."))
@@ -60,6 +67,22 @@ class TestCase(Strict):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
         return value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> TestCase:
+        if self.stdin is None and self.stdout is None:
+            if not self.code:
+                raise ValueError("a test case needs code (or stdin and stdout)")
+        elif self.stdin is None or self.stdout is None:
+            raise ValueError("a stdin/stdout test case needs both stdin and stdout")
+        elif self.code:
+            raise ValueError("a test case is either code or stdin/stdout, not both")
+        return self
+
+    @property
+    def is_stdio(self) -> bool:
+        """Whether this case runs the solution as a program on ``stdin``."""
+        return self.stdin is not None
 
 
 TestList = Annotated[list[TestCase], BeforeValidator(_listish)]
@@ -84,6 +107,10 @@ class LanguageSpec(Strict):
     completion_suffix: str | None = Field(default=None, description=(
         "Completion tasks asked of a completion API: text put after the (cut) continuation to "
         "close what the prompt opened, such as the closing brace a stop sequence removed."))
+    solution_header: str | None = Field(default=None, description=(
+        "Code placed before the solution and run with it (the imports a dataset's own harness "
+        "gives every solution, such as LiveCodeBench's ``from typing import *``); the code shown "
+        "for each test case includes it."))
 
 
 class TaskBody(Strict):

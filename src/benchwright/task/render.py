@@ -31,6 +31,8 @@ class RenderedTask:
     tests: list[TestSpec]
     prelude: str | None
     parameters: dict[str, bool]
+    header: str | None = None
+    """The task's ``solution_header``: code placed before the solution when it runs."""
 
 
 def task_parameters(task: Task, enabled: dict[str, bool]) -> Parameters:
@@ -64,10 +66,18 @@ def _tests(cases: list[TestCase], kind: str, ctx: dict[str, Any], language: str)
     out = []
     for i, case in enumerate(cases):
         where = ("task", "languages_specific", language, f"{kind}_tests", i, "code")
-        code = _render(case.code, ctx, where)
+        code = _render(case.code, ctx, where) if case.code else ""
         out.append(TestSpec(name=case.name or f"{kind}-{i + 1}", code=code, hidden=kind == "hidden",
-                            unsplit=case.unsplit))
+                            unsplit=case.unsplit, stdin=case.stdin, expected_stdout=case.stdout))
     return out
+
+
+def shown(test: TestSpec) -> str:
+    """A test case as prompts show it (``${public_tests}``): its code, or for a stdin/stdout
+    case its input and expected output."""
+    if not test.is_stdio:
+        return test.code
+    return f"Input:\n{test.stdin}\nExpected output:\n{test.expected_stdout}"
 
 
 def render_task(task: Task, language: str, parameters: dict[str, bool]) -> RenderedTask:
@@ -90,14 +100,18 @@ def render_task(task: Task, language: str, parameters: dict[str, bool]) -> Rende
     }
     public = _tests(spec.public_tests, "public", ctx, language)
     hidden = _tests(spec.hidden_tests, "hidden", ctx, language)
-    ctx["public_tests"] = "\n".join(t.code for t in public)
-    ctx["hidden_tests"] = "\n".join(t.code for t in hidden)
+    ctx["public_tests"] = "\n".join(shown(t) for t in public)
+    ctx["hidden_tests"] = "\n".join(shown(t) for t in hidden)
     ctx["common_prompt"] = _render(task.task.common_prompt, ctx, ("task", "common_prompt"))
     prompt = _render(spec.description, ctx, ("task", "languages_specific", language, "description"))
     prelude = None
     if spec.test_prelude:
         prelude = _render(spec.test_prelude, ctx, ("task", "languages_specific", language, "test_prelude"))
-    return RenderedTask(prompt, ep, public + hidden, prelude, dict(params))
+    header = None
+    if spec.solution_header:
+        header = _render(spec.solution_header, ctx,
+                         ("task", "languages_specific", language, "solution_header"))
+    return RenderedTask(prompt, ep, public + hidden, prelude, dict(params), header)
 
 
 def render_judge_prompt(task: Task, language: str, parameters: dict[str, bool], prompt: str,
