@@ -86,3 +86,37 @@ def test_a_broken_golden_fails_the_checks_that_expect_true(tmp_path: Path, bw: R
             assert line.lstrip().startswith("assert"), r
     others = {r["outcome"] for r in records if r["task"] != task_name}
     assert others == {"pass"}
+
+
+HARNESS_IMPORTS = {  # language: (task, a correct body that relies on what CodeGeeX's harness imports)
+    "python": ("Python/0", "    return any(math.fabs(a - b) < threshold\n"
+                           "               for a, b in itertools.combinations(numbers, 2))\n"),
+    "cpp": ("CPP/0", "    for (size_t i = 0; i < numbers.size(); i++)\n"
+                     "        for (size_t j = i + 1; j < numbers.size(); j++)\n"
+                     "            if (std::abs(numbers[i] - numbers[j]) < threshold) { std::cout << \"\"; return true; }\n"
+                     "    return false;\n}\n"),
+}
+
+
+@pytest.mark.parametrize("language", list(HARNESS_IMPORTS))
+def test_a_solution_relying_on_the_harness_imports_passes_as_it_does_in_codegeex(
+        tmp_path: Path, bw: Runner, language: str) -> None:
+    """CodeGeeX puts math, itertools, <iostream>... before every program; so does the import
+    (the task's solution_header), and the code shown for a case includes it."""
+    ws = _workspace(tmp_path, bw, language)
+    source = ws / "tasks" / "hx.yaml"
+    yaml = YAML()
+    data = yaml.load(source.read_text())
+    task, body = HARNESS_IMPORTS[language]
+    entry = next(t for t in data["tasks"] if t["name"] == task)
+    prompt = entry["task"]["languages_specific"][language]["description"]
+    assert "import math" not in prompt and "#include<iostream>" not in prompt
+    entry["golden_solution"] = {language: prompt + body}
+    data["tasks"] = [entry]
+    with source.open("w") as f:
+        yaml.dump(data, f)
+    proc = bw("run", "configs/hx.yaml", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    cases = [r for r in read_jsonl(only_run(ws) / "records.jsonl") if r["test_case"]]
+    assert cases and {r["status"] for r in cases} == {"pass"}
+    assert ("import itertools" if language == "python" else "#include<iostream>") in cases[0]["code"]

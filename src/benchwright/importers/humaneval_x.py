@@ -76,13 +76,36 @@ def entry_point(declaration: str, pattern: re.Pattern[str]) -> str:
     return names[-1]
 
 
+HEADERS: dict[str, tuple[str, ...]] = {
+    "python": ("import math", "import re", "import sys", "import copy", "import datetime",
+               "import itertools", "import collections", "import heapq", "import statistics",
+               "import functools", "import hashlib", "import string", "from typing import *",
+               "from collections import *"),
+    "cpp": ("#include<stdlib.h>", "#include<algorithm>", "#include<math.h>", "#include<stdio.h>",
+            "#include<vector>", "#include<string>", "#include<climits>", "#include<cstring>",
+            "#include<iostream>"),
+}
+"""What HumanEval-X's own harness (CodeGeeX's ``IMPORT_HELPER``) puts before every Python and
+C++ program, so a completion that relies on it passes here as it does there. numpy is left out:
+the sandbox's Python has no third-party packages."""
+
+
+def solution_header(language: str, prompt: str) -> str | None:
+    """The lines of :data:`HEADERS` the prompt lacks, as the task's ``solution_header``."""
+    lines = [line for line in HEADERS.get(language, ()) if line not in prompt]
+    return "\n".join(lines) + "\n" if lines else None
+
+
 def make_task(row: dict[str, Any], language: str, entry: str, cases: list[TestCase],
               prelude: str | None = None) -> Task:
     """A completion task for one row: the prompt is the row's ``prompt``, the golden solution
-    ``prompt + canonical_solution``; ``cases`` and ``prelude`` are source text (escaped here)."""
+    ``prompt + canonical_solution``; ``cases`` and ``prelude`` are source text (escaped here).
+    The harness's imports (:data:`HEADERS`) go before the solution, as CodeGeeX puts them."""
     prompt = text_field(row, "prompt")
     golden = prompt + text_field(row, "canonical_solution")
+    header = solution_header(language, prompt)
     spec = LanguageSpec(
+        solution_header=escape_template(header) if header else None,
         description=escape_template(prompt),
         entry_point=entry,
         hidden_tests=[c.model_copy(update={"code": escape_template(c.code)}) for c in cases],
