@@ -139,3 +139,25 @@ def test_every_language_runs_its_example_tasks(workspace: Path, bw: Runner) -> N
         usage = {r["criterion"]: r["score"] for r in mine if r["criterion"] in ("cpu-usage", "ram-usage")}
         assert usage and all(isinstance(v, (int, float)) and v > 0 for v in usage.values()), (lang, usage)
     assert {r["outcome"] for r in records} == {"pass"}
+
+
+def test_an_imported_benchmark_in_two_languages(workspace: Path, bw: Runner, tmp_path: Path) -> None:
+    """configs/humaneval-x.yaml: five HumanEval-X tasks in Python and Java, imported from the
+    dataset's own files in data/ (the shipped task sources are exactly what the README's import
+    commands make), each check its own test case, all passing with the reference model."""
+    for language in ("python", "java"):
+        fresh = tmp_path / f"{language}.yaml"
+        proc = bw("import", "humaneval-x", "--language", language, "--data",
+                  workspace / "data" / "humaneval-x" / f"humaneval_{language}_first5.jsonl",
+                  "--out", fresh)
+        assert proc.returncode == 0, proc.stderr
+        shipped = workspace / "tasks" / f"humaneval-x-{language}.yaml"
+        assert fresh.read_text() == shipped.read_text(), f"{shipped} is stale: re-run the import"
+    proc = bw("run", "configs/humaneval-x.yaml", cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    records = read_jsonl(only_run(workspace) / "records.jsonl")
+    cases = [r for r in records if r["criterion"] == "unit-test" and r["test_case"]]
+    assert {r["language"] for r in cases} == {"python", "java"}
+    assert len({(r["language"], r["task"]) for r in cases}) == 10
+    assert len(cases) > 40 and {r["status"] for r in cases} == {"pass"}
+    assert {r["outcome"] for r in records} == {"pass"}
