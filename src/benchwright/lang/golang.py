@@ -93,6 +93,11 @@ DATA_SLACK_MB = 64
 """RLIMIT_DATA above ``memory_mb``: the Go runtime's own writable mappings (about 45 MB)."""
 DRIVER = resources.files("benchwright.lang").joinpath("godriver.go").read_bytes()
 GO_MOD = f"module {MODULE}\n\ngo 1.19\n".encode()
+TESTIFY = "github.com/stretchr/testify"
+TESTIFY_ASSERT = resources.files("benchwright.lang").joinpath("gotestify.go").read_bytes()
+"""benchwright's testify-compatible ``assert`` package: the module ``github.com/stretchr/testify``
+is replaced by a folder of the sample holding it, when the tests import it (no network)."""
+TESTIFY_MOD = (f"module {TESTIFY}\n\ngo 1.19\n").encode()
 
 BUILD_ENV = {
     "GOCACHE": "{work}/.gocache",
@@ -258,6 +263,11 @@ def generate(solution: str, tests: list[TestSpec], prelude: str | None
         f"{MODULE}/{TEST_FILE}": test_file.encode(),
         f"{MODULE}/bwdriver/driver.go": DRIVER,
     }
+    if any(f'"{TESTIFY}/' in line for line in header):
+        files[f"{MODULE}/go.mod"] = GO_MOD + (f"\nrequire {TESTIFY} v1.8.0\n\n"
+                                              f"replace {TESTIFY} => ./testify\n").encode()
+        files[f"{MODULE}/testify/go.mod"] = TESTIFY_MOD
+        files[f"{MODULE}/testify/assert/assertions.go"] = TESTIFY_ASSERT
     smap = SourceMap(SOLUTION_FILE, source, TEST_FILE, header, functions, [],
                      marker=f"// ---- {TEST_FILE} (this test case's part) ----")
     return files, smap
