@@ -16,7 +16,16 @@ import re
 from typing import Any
 
 from benchwright.importers.base import RowProblem
-from benchwright.importers.braces import GO, Statement, block_end, identifiers, mask, slice_for, statements
+from benchwright.importers.braces import (
+    GO,
+    Statement,
+    block_end,
+    identifiers,
+    mask,
+    slice_for,
+    statements,
+    tested_function,
+)
 from benchwright.importers.completion import completion_task
 from benchwright.task.model import Task, TestCase
 
@@ -107,6 +116,7 @@ def convert(row: dict[str, Any]) -> Task:
         raise RowProblem(f"the declaration declares no function: {str(fields['declaration']).strip()[:80]!r}")
     prompt = str(fields["prompt"])
     prelude, cases = split_go_test(str(fields["test"]), setup)
+    golden = prompt + str(fields["canonical_solution"])
+    ep = tested_function(m.group(1), _ENTRY.findall(mask(golden, GO)), [c.code for c in cases], GO)
     return completion_task(name=str(fields["task_id"]), source=SOURCE, language="go", prompt=prompt,
-                           golden=prompt + str(fields["canonical_solution"]), entry_point=m.group(1),
-                           cases=cases, prelude=prelude)
+                           golden=golden, entry_point=ep, cases=cases, prelude=prelude)

@@ -14,7 +14,16 @@ import re
 from typing import Any
 
 from benchwright.importers.base import RowProblem
-from benchwright.importers.braces import JS, Statement, block_end, identifiers, mask, slice_for, statements
+from benchwright.importers.braces import (
+    JS,
+    Statement,
+    block_end,
+    identifiers,
+    mask,
+    slice_for,
+    statements,
+    tested_function,
+)
 from benchwright.importers.completion import completion_task
 from benchwright.task.model import Task, TestCase
 
@@ -97,6 +106,9 @@ def convert(row: dict[str, Any]) -> Task:
     if ep is None:
         raise RowProblem(f"the declaration declares no function: {str(fields['declaration']).strip()[:80]!r}")
     prelude, cases = split_js_test(test)
+    golden = prompt + str(fields["canonical_solution"])
+    defined = [m.group(1) for pattern in _ENTRY for m in pattern.finditer(mask(golden, JS))]
     return completion_task(name=str(fields["task_id"]), source=SOURCE, language="javascript",
-                           prompt=prompt, golden=prompt + str(fields["canonical_solution"]),
-                           entry_point=ep, cases=cases, prelude=prelude)
+                           prompt=prompt, golden=golden,
+                           entry_point=tested_function(ep, defined, [c.code for c in cases], JS),
+                           cases=cases, prelude=prelude)

@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from benchwright.importers.base import RowProblem
-from benchwright.importers.braces import RUST, mask
+from benchwright.importers.braces import RUST, mask, tested_function
 from benchwright.importers.completion import completion_task
 from benchwright.importers.rust_tests import split_rust_tests
 from benchwright.task.model import Task
@@ -53,7 +53,11 @@ def convert(row: dict[str, Any]) -> Task:
     if m is None:
         raise RowProblem(f"the declaration declares no function: {declaration.strip()[:80]!r}")
     prompt = declaration + str(fields["prompt"])
+    golden = prompt + str(fields["canonical_solution"])
     tests = split_rust_tests(str(fields["test"]))
     return completion_task(name=str(fields["task_id"]), source=SOURCE, language="rust", prompt=prompt,
-                           golden=prompt + str(fields["canonical_solution"]), entry_point=m.group(1),
+                           golden=golden, entry_point=tested_function(
+                               m.group(1), _ENTRY.findall(mask(golden, RUST)),
+                               [c.code for c in tests.cases], RUST),
                            cases=tests.cases, prelude=tests.prelude)
+

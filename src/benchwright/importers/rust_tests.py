@@ -17,7 +17,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from benchwright.importers.braces import RUST, Statement, block_end, identifiers, mask, slice_for, statements
+from benchwright.importers.braces import (
+    RUST,
+    Statement,
+    block_end,
+    identifiers,
+    mask,
+    slice_for,
+    statements,
+)
 from benchwright.task.model import TestCase
 
 __all__ = ["RustTests", "split_rust_tests"]
