@@ -10,7 +10,7 @@ CRITERIA_MODULES = (
 )
 """The modules of :mod:`benchwright.criteria` whose ``CRITERIA`` are benchwright's own."""
 
-IMPORTER_MODULES = ("humaneval", "humaneval_x", "jsonl")
+IMPORTER_MODULES = ("humaneval", "humaneval_rust", "humaneval_x", "jsonl")
 """The modules of :mod:`benchwright.importers` whose ``IMPORTERS`` are benchwright's own."""
 
 
