@@ -308,11 +308,26 @@ def test_compile_error_in_solution_is_build_error_with_line(lang, sandbox):
     tests = [TestSpec("a", "t.Equal(Add(1, 2), 3)"), TestSpec("b", "t.Equal(1, 1)")]
     result = run(lang, sandbox, tests, solution=solution)
     assert result.build_error is not None
-    assert 'imported and not used: "fmt"' in result.build_error
-    assert "solution.go:3:" in result.build_error  # paths relative to the module
+    assert "solution.go:6:" in result.build_error  # paths relative to the module
     for t in result.tests:
         assert t.status == "error"
-        assert line_text(t) == 'import "fmt"'
+        assert line_text(t) == "var s string = a + b"
+        # the unused import was dropped (goimports-style), on its own line: no line moved
+        assert t.code.splitlines()[2] == '// import "fmt": not used (dropped by benchwright)'
+
+
+def test_standard_imports_are_fixed_line_for_line(lang, sandbox):
+    # HumanEval-X's Go prompts import packages their solutions do not use and miss some they do
+    solution = ('import (\n    "math"\n    "strings"\n)\n\n'
+                'func Words(x string) int {\n    return len(strings.Fields(x)) + sort.SearchInts([]int{1}, 1)\n}\n')
+    result = run(lang, sandbox, [TestSpec("w", "t.Equal(Words(\"a b\"), 2)")], solution=solution)
+    (t,) = result.tests
+    assert t.status == "pass", t
+    assert t.code.splitlines()[:3] == ['package main; import "sort" // added by benchwright', "import (",
+                                       '    // "math": not used (dropped by benchwright)']
+    # a package the solution declares itself, or one that is not the standard library's, stays
+    assert prepare_solution('package main\nimport "github.com/x/y"\nvar sort = 1\nfunc f() int { return sort }\n') \
+        == 'package main\nimport "github.com/x/y"\nvar sort = 1\nfunc f() int { return sort }\n'
 
 
 def test_compile_error_caused_by_a_test_points_into_that_test(lang, sandbox):

@@ -57,10 +57,13 @@ died before it has the sandbox's figures instead.
 What the context offers
 -----------------------
 ECMAScript's built-ins, ``console`` (captured per test, ``util.format`` with custom inspectors
-off), ``setTimeout``/``setInterval``/``setImmediate`` and their ``clear*``, ``queueMicrotask``,
+off; a failed ``console.assert`` prints like node's and makes the running test ``fail``, the
+test going on; tests get a frozen console of their own as a parameter), ``setTimeout``/``setInterval``/``setImmediate`` and their ``clear*``, ``queueMicrotask``,
 ``performance.now``, ``assert``, ``require`` (only ``assert``, ``node:assert``,
 ``assert/strict``), ``module``/``exports`` and ``global``. No ``process``, ``Buffer``,
-``fs``, network, or other node module.
+``fs``, network, or other node module. An npm package required (or imported) is noted by the
+driver (``{"ev": "needs"}``); a sample that noted one and did not pass gets
+``ExecutionResult.unsupported`` (infra_error, never counted), see :func:`unsupported_packages`.
 
 Verdict integrity: what a hostile solution can and cannot do
 -----------------------------------------------------------

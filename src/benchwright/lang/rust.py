@@ -29,6 +29,10 @@ A panic at an ``assert!``/``assert_eq!``/``assert_ne!`` (or ``debug_assert*``) i
 index out of bounds in the solution...) is ``error``; a crash (stack overflow, SIGSEGV, an
 allocation failure) is ``error`` with the process's own explanation.
 
+Crates: a build whose every error is an unknown crate (``use of undeclared crate or module
+`md5```) sets ``ExecutionResult.unsupported`` (see :func:`missing_crates`): the sample is
+infra_error, never counted; ``std``'s module names and builds with other errors are excluded.
+
 Lines: a test's ``code`` is the solution, then an excerpt of ``main.rs`` (the module's first
 lines, the prelude and that test's function); the panic's ``main.rs`` line is mapped into it.
 A compile error is a ``build_error`` with the line of the first error (in the solution, or in the
