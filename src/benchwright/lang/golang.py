@@ -26,7 +26,7 @@ compile in Go), and a standard package a test names without importing it (``stri
 How one sample runs
 -------------------
 The work folder gets a module ``bwsample`` (``go.mod``, no dependencies): ``solution.go`` (the
-solution verbatim; its ``package`` clause made ``package main`` in place or, when it has none,
+solution: its ``package`` clause made ``package main`` in place or, when it has none,
 ``package main`` added as line 1; a ``func main()`` renamed ``bwSolutionMain`` in place),
 its standard-library imports fixed line for line (:func:`fix_imports`),
 ``bw_tests.go`` (imports, prelude, ``func bwTest<i>(t *bwdriver.T) { <test i> }``, ``func main``)
