@@ -11,7 +11,7 @@ CRITERIA_MODULES = (
 """The modules of :mod:`benchwright.criteria` whose ``CRITERIA`` are benchwright's own."""
 
 IMPORTER_MODULES = ("humaneval", "humaneval_x", "jsonl", "mbpp", "evalplus", "cruxeval",
-                    "multipl_e", "livecodebench", "apps")
+                    "multipl_e", "livecodebench", "apps", "humaneval_rust")
 """The modules of :mod:`benchwright.importers` whose ``IMPORTERS`` are benchwright's own."""
 
 

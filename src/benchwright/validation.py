@@ -383,6 +383,9 @@ class GoldenReport:
     survivors: list[Survivor]
     mutants: int
     """Mutants run."""
+    unsupported: list[GoldenFailure] = dataclasses.field(default_factory=list)
+    """Golden solutions that need what the sandbox cannot offer (an npm package): not broken,
+    not runnable here; their message says what they need."""
 
 
 def _mutant_units(units: Sequence[SampleUnit]) -> dict[str, tuple[SampleUnit, SampleUnit, str]]:
@@ -425,6 +428,7 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
     sandbox = best_sandbox(ws.settings.sandbox)
     worker = Worker("golden-check", GenerationEngine(providers, ws.settings), sandbox, config.limits)
     failures: list[GoldenFailure] = []
+    unsupported: list[GoldenFailure] = []
     finished = 0
 
     def on_result(unit: SampleUnit, gen: Generation, records: list[Record]) -> None:
@@ -440,6 +444,12 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
             return
         if outcome == "pass":
             return
+        needs = next((r.details["unsupported"] for r in records
+                      if r.details and r.details.get("unsupported")), None)
+        if needs is not None:
+            unsupported.append(GoldenFailure(unit.task_source, unit.task.name, unit.language,
+                                             outcome, str(needs)))
+            return
         bad = next((r for r in records if r.test_case is not None and r.status != "pass"), None)
         if bad is not None:
             where = f" at line {bad.line}" if bad.line else ""
@@ -452,9 +462,10 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
 
     asyncio.run(LocalExecutor().run(units, worker, {}, lambda g: None, on_result))
     failures.sort(key=lambda f: (f.task_source, f.task, f.language))
-    broken = {(f.task_source, f.task, f.language) for f in failures}
+    unsupported.sort(key=lambda f: (f.task_source, f.task, f.language))
+    broken = {(f.task_source, f.task, f.language) for f in [*failures, *unsupported]}
     survivors = [Survivor(u.task_source, u.task.name, u.language, sorted(survived[u.execution_id]))
                  for u in goldens if u.execution_id in survived
                  and (u.task_source, u.task.name, u.language) not in broken]
     survivors.sort(key=lambda s: (s.task_source, s.task, s.language))
-    return GoldenReport(len(goldens), failures, survivors, len(mutated))
+    return GoldenReport(len(goldens), failures, survivors, len(mutated), unsupported)

@@ -16,6 +16,7 @@ from benchwright.lang.base import ExecutionResult, TestSpec
 from benchwright.lang.golang import (
     GoLanguage,
     entry_point,
+    generate,
     imports_for_tests,
     prepare_solution,
     split_prelude,
@@ -307,11 +308,26 @@ def test_compile_error_in_solution_is_build_error_with_line(lang, sandbox):
     tests = [TestSpec("a", "t.Equal(Add(1, 2), 3)"), TestSpec("b", "t.Equal(1, 1)")]
     result = run(lang, sandbox, tests, solution=solution)
     assert result.build_error is not None
-    assert 'imported and not used: "fmt"' in result.build_error
-    assert "solution.go:3:" in result.build_error  # paths relative to the module
+    assert "solution.go:6:" in result.build_error  # paths relative to the module
     for t in result.tests:
         assert t.status == "error"
-        assert line_text(t) == 'import "fmt"'
+        assert line_text(t) == "var s string = a + b"
+        # the unused import was dropped (goimports-style), on its own line: no line moved
+        assert t.code.splitlines()[2] == '// import "fmt": not used (dropped by benchwright)'
+
+
+def test_standard_imports_are_fixed_line_for_line(lang, sandbox):
+    # HumanEval-X's Go prompts import packages their solutions do not use and miss some they do
+    solution = ('import (\n    "math"\n    "strings"\n)\n\n'
+                'func Words(x string) int {\n    return len(strings.Fields(x)) + sort.SearchInts([]int{1}, 1)\n}\n')
+    result = run(lang, sandbox, [TestSpec("w", "t.Equal(Words(\"a b\"), 2)")], solution=solution)
+    (t,) = result.tests
+    assert t.status == "pass", t
+    assert t.code.splitlines()[:3] == ['package main; import "sort" // added by benchwright', "import (",
+                                       '    // "math": not used (dropped by benchwright)']
+    # a package the solution declares itself, or one that is not the standard library's, stays
+    assert prepare_solution('package main\nimport "github.com/x/y"\nvar sort = 1\nfunc f() int { return sort }\n') \
+        == 'package main\nimport "github.com/x/y"\nvar sort = 1\nfunc f() int { return sort }\n'
 
 
 def test_compile_error_caused_by_a_test_points_into_that_test(lang, sandbox):
@@ -480,3 +496,44 @@ def test_solution_and_import_helpers():
     # a local variable or a solution's global with a package's name is not that package
     code = "list := NewList()\nlist.Push(1)\nt.Equal(rand.Intn(1), 0)\nt.Equal(sort.Len, 0)"
     assert imports_for_tests([], code, "var rand = R{}\n") == ['"sort"']
+
+
+# -- testify's assert, offered without the network ------------------------------------------
+
+TESTIFY_PRELUDE = 'import (\n\t"testing"\n\t"github.com/stretchr/testify/assert"\n)\n'
+
+
+def test_testify_assert_works_offline_with_testify_like_messages(lang, sandbox):
+    tests = [
+        TestSpec("equal", "assert := assert.New(t)\nassert.Equal(5, Add(2, 3))"),
+        TestSpec("not-equal", "assert := assert.New(t)\nassert.Equal(6, Add(2, 3))"),
+        TestSpec("types", "assert.Equal(t, int64(5), Add(2, 3))"),
+        TestSpec("slices", "assert := assert.New(t)\nassert.Equal([]int{1, 2, 3}, Sorted([]int{3, 1, 2}))\n"
+                           "assert.ElementsMatch([]int{3, 2, 1}, Sorted([]int{3, 1, 2}))\n"
+                           "assert.Len(Sorted([]int{1}), 1)\nassert.Contains(\"abc\", \"b\")"),
+        TestSpec("nil-vs-empty", "assert.Equal(t, []int{}, Sorted(nil))"),
+        TestSpec("others", "assert := assert.New(t)\nassert.True(Add(1, 1) == 2)\nassert.False(false)\n"
+                           "_, err := Divide(1, 0)\nassert.Error(err)\nassert.Nil(nil)\n"
+                           "assert.InDelta(0.3, 0.1+0.2, 1e-9)\nassert.Panics(func() { MustDivide(1, 0) })"),
+        TestSpec("message", "assert.Equal(t, 1, Add(1, 1), \"Add(%d, %d)\", 1, 1)"),
+        TestSpec("goes-on", "assert := assert.New(t)\nassert.True(false)\nassert.False(true)"),
+    ]
+    result = run(lang, sandbox, tests, prelude=TESTIFY_PRELUDE)
+    by = by_name(result)
+    assert {t.name: t.status for t in result.tests} == {
+        "equal": "pass", "not-equal": "fail", "types": "fail", "slices": "pass",
+        "nil-vs-empty": "fail", "others": "pass", "message": "fail", "goes-on": "fail"}
+    assert by["not-equal"].message == "Not equal: \nexpected: 6\nactual  : 5"
+    assert line_text(by["not-equal"]) == "assert.Equal(6, Add(2, 3))"
+    assert by["types"].message == "Not equal: \nexpected: int64(5)\nactual  : int(5)"
+    assert by["message"].message == "Not equal: \nexpected: 1\nactual  : 2\nMessages: Add(1, 1)"
+    assert by["goes-on"].message == "Should be true\nShould be false"
+    assert line_text(by["goes-on"]) == "assert.True(false)"
+
+
+def test_testify_is_compiled_in_only_when_imported(lang, sandbox):
+    files, _ = generate(SOLUTION, [TestSpec("a", "t.Equal(Add(1, 1), 2)")], None)
+    assert not any("testify" in name for name in files)
+    files, _ = generate(SOLUTION, [TestSpec("a", "assert.Equal(t, 2, Add(1, 1))")], TESTIFY_PRELUDE)
+    assert b"replace github.com/stretchr/testify => ./testify" in files["bwsample/go.mod"]
+    assert "bwsample/testify/assert/assertions.go" in files

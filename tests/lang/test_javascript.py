@@ -583,3 +583,64 @@ def test_solution_functions_of_any_name_reach_the_tests(js, sandbox):
     result = run(js, sandbox, [TestSpec("g", "assert.strictEqual(g(2), 4);"),
                                TestSpec("kb", "assert.strictEqual(k() + b(), 3);")], solution)
     assert [t.status for t in result.tests] == ["pass", "pass"], result.tests
+
+
+# -- console.assert and npm packages ---------------------------------------------------------
+
+def test_a_failed_console_assert_fails_its_test_with_message_and_line(js, sandbox):
+    tests = [
+        TestSpec("holds", "console.assert(add(1, 2) === 3)"),
+        TestSpec("bare", "console.assert(add(1, 2) === 4)"),
+        TestSpec("message", "const x = add(2, 2);\nconsole.assert(x === 5, 'add(2, 2) is', x)"),
+        TestSpec("goes-on", "console.assert(false, 'first')\nconsole.assert(false, 'second')\n"
+                            "console.log('after')"),
+        TestSpec("nested", "const check = () => {\n  console.assert(add(0, 0) === 1)\n}\ncheck()"),
+    ]
+    result = run(js, sandbox, tests)
+    by = by_name(result)
+    assert statuses(result) == ["pass", "fail", "fail", "fail", "fail"]
+    assert by["bare"].message == "console.assert: Assertion failed"
+    assert line_text(by["bare"]) == "console.assert(add(1, 2) === 4)"
+    assert by["message"].message == "console.assert: Assertion failed: add(2, 2) is 4"
+    assert line_text(by["message"]) == "console.assert(x === 5, 'add(2, 2) is', x)"
+    # like node's, a failed console.assert does not stop the test; every failure is kept
+    assert by["goes-on"].message == ("console.assert: Assertion failed: first\n"
+                                     "console.assert: Assertion failed: second")
+    assert "after" in by["goes-on"].output and "Assertion failed: first" in by["goes-on"].output
+    assert line_text(by["nested"]) == "console.assert(add(0, 0) === 1)"
+
+
+def test_a_solution_cannot_disarm_console_assert(js, sandbox):
+    solution = SOLUTION + (
+        "try { console.assert = () => {}; } catch (e) {}\n"
+        "globalThis.console = { assert() {}, log() {} };\n"
+    )
+    result = run(js, sandbox, [TestSpec("a", "console.assert(add(1, 1) === 3)")], solution=solution)
+    assert statuses(result) == ["fail"]
+    assert result.unsupported is None
+
+
+def test_an_npm_package_is_unsupported_not_the_models_failure(js, sandbox):
+    solution = (
+        "const stringToMd5 = (text) => {\n"
+        "  const md5 = require('js-md5')\n"
+        "  return md5(text)\n"
+        "}\n"
+    )
+    result = run(js, sandbox, [TestSpec("md5", "console.assert(stringToMd5('a') === 'x')")],
+                 solution=solution)
+    (t,) = result.tests
+    assert t.status == "error" and "Cannot find module 'js-md5': an npm package" in (t.message or "")
+    assert result.unsupported is not None and "'js-md5'" in result.unsupported
+    scoped = run(js, sandbox, [TestSpec("t", "require('@scope/pkg/sub')")])
+    assert scoped.unsupported is not None and "'@scope/pkg'" in scoped.unsupported
+
+
+def test_node_modules_and_caught_packages_are_not_unsupported(js, sandbox):
+    # node's own modules are refused on purpose (tasks are pure functions): an ordinary error
+    refused = run(js, sandbox, [TestSpec("fs", "require('fs')"), TestSpec("crypto", "require('node:crypto')")])
+    assert statuses(refused) == ["error", "error"] and refused.unsupported is None
+    # a solution that copes without the package it tried is judged as usual
+    solution = SOLUTION + "let lodash = null;\ntry { lodash = require('lodash'); } catch (e) {}\n"
+    fine = run(js, sandbox, [TestSpec("ok", "assert.strictEqual(add(1, 1), 2)")], solution=solution)
+    assert statuses(fine) == ["pass"] and fine.unsupported is None

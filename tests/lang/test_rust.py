@@ -460,3 +460,21 @@ def test_generated_source_keeps_the_solution_lines():
     code = smap.code(0)
     assert code.splitlines()[smap.line(0, "main.rs", text.splitlines().index("    f();") + 1)
                              - 1] == "    f();"
+
+
+# -- crates the sandbox does not have ----------------------------------------------------------
+
+def test_a_missing_crate_is_unsupported_but_other_build_errors_are_the_codes(lang, sandbox):
+    md5 = "fn digest(text: &str) -> String {\n    format!(\"{:x}\", md5::compute(text.as_bytes()))\n}\n"
+    result = run(lang, sandbox, [TestSpec("d", 'assert_eq!(digest("a"), "x");')], solution=md5)
+    assert result.build_error is not None and "md5" in result.build_error
+    assert result.unsupported is not None and "the crate 'md5'" in result.unsupported
+    used = run(lang, sandbox, [TestSpec("r", "assert!(rand::random::<u8>() < 255 || true);")])
+    assert used.unsupported is not None and "'rand'" in used.unsupported
+    # a std module without `std::`, or a crate next to another error: the code's own mistake
+    typo = run(lang, sandbox, [TestSpec("t", "assert_eq!(add(1, 1), 2);")],
+               solution=SOLUTION + "fn f() -> usize { collections::HashMap::<u8, u8>::new().len() }\n")
+    assert typo.build_error is not None and typo.unsupported is None
+    both = run(lang, sandbox, [TestSpec("t", "assert_eq!(add(1, 1), 2);")],
+               solution=SOLUTION + "fn g() -> u8 { let x: u8 = \"s\"; rand::random::<u8>() + x }\n")
+    assert both.build_error is not None and both.unsupported is None

@@ -111,6 +111,9 @@ def validate(
         total, failures = checked.total, checked.failures
         for f in failures:
             err.print(f"broken: {f.task_source} / {f.task} [{f.language}]: {f.message}", markup=False)
+        for u in checked.unsupported:
+            err.print(f"unsupported: {u.task_source} / {u.task} [{u.language}]: {u.message}",
+                      markup=False)
         for s in checked.survivors:
             err.print(f"tests cannot fail: {s.task_source} / {s.task} [{s.language}]: they pass a golden "
                       f"solution changed so that it {' / '.join(s.mutants)}", markup=False)
@@ -120,10 +123,16 @@ def validate(
         if checked.survivors:
             err.print(f"[red]{len(checked.survivors)} of {total} tasks have tests that cannot fail (they "
                       "pass a mutant of the golden solution)[/]")
+        if checked.unsupported:
+            err.print(f"[yellow]{len(checked.unsupported)} of {total} golden solutions need what "
+                      "benchwright's sandbox cannot offer (runs report such samples as infra_error, "
+                      "never against the model)[/]")
         if failures or checked.survivors:
             raise typer.Exit(2)
-        out.print(f"golden solutions: {total}/{total} pass; {checked.mutants} mutants, each failed by "
-                  "the tests")
+        ran = total - len(checked.unsupported)
+        out.print(f"golden solutions: {ran}/{ran} pass"
+                  + (f" ({len(checked.unsupported)} unsupported here)" if checked.unsupported else "")
+                  + f"; {checked.mutants} mutants, each failed by the tests")
     out.print(f"[green]ok[/]: {len(paths)} file(s), {len(report.warnings)} warning(s)")
 
 

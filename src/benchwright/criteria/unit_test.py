@@ -11,7 +11,9 @@ class UnitTest(Criterion):
     """Runs each public and hidden test case: pass/fail/error/timeout, message, line, code.
 
     A sample that no test case applies to is still compiled or loaded: ``error`` when that
-    fails, else ``untested`` (a record with verdict ``n/a``, never a pass)."""
+    fails, else ``untested`` (a record with verdict ``n/a``, never a pass). A sample that needed
+    what the sandbox cannot offer (an npm package: ``ExecutionResult.unsupported``) keeps its
+    test records, and its last record says so (verdict ``n/a``, ``details.unsupported``)."""
 
     name = "unit-test"
     unit = "success"
@@ -62,6 +64,17 @@ class UnitTest(Criterion):
             ))
             return out
         all_pass = total > 0 and passed == total
+        if result.unsupported:  # the sandbox lacks what the code needs: not the model's failure
+            out.append(Measurement(
+                score=None, unit=self.unit, verdict="n/a", required=True,
+                output=f"{passed}/{total} test cases passed",
+                error=f"unsupported: {result.unsupported}",
+                time_ms=result.process.wall_ms if result.process else None,
+                details={"passed": passed, "total": total, "statuses": counts,
+                         "build_error": result.build_error is not None,
+                         "unsupported": result.unsupported},
+            ))
+            return out
         out.append(Measurement(
             score=1.0 if all_pass else 0.0,
             unit=self.unit,

@@ -74,6 +74,10 @@ class ExecutionResult:
     """The solution did not compile or load: every test is ``error``."""
     infra_error: str | None = None
     """The harness or toolchain failed: not the model's fault."""
+    unsupported: str | None = None
+    """What the code needed that the sandbox cannot offer (``needs the npm package 'js-md5'``),
+    set when the sample did not pass: the sample is ``infra_error``, never counted against the
+    model, and its records say so (``details.unsupported``)."""
     extra: dict[str, object] = field(default_factory=dict)
 
 

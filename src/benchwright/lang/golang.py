@@ -26,8 +26,9 @@ compile in Go), and a standard package a test names without importing it (``stri
 How one sample runs
 -------------------
 The work folder gets a module ``bwsample`` (``go.mod``, no dependencies): ``solution.go`` (the
-solution verbatim; its ``package`` clause made ``package main`` in place or, when it has none,
+solution: its ``package`` clause made ``package main`` in place or, when it has none,
 ``package main`` added as line 1; a ``func main()`` renamed ``bwSolutionMain`` in place),
+its standard-library imports fixed line for line (:func:`fix_imports`),
 ``bw_tests.go`` (imports, prelude, ``func bwTest<i>(t *bwdriver.T) { <test i> }``, ``func main``)
 and ``bwdriver/driver.go`` (the resource ``godriver.go``). One sandbox call runs
 ``nativerunner.py`` (its docstring has the protocol), which builds with Debian's ``/usr/bin/go``
@@ -35,6 +36,11 @@ and ``bwdriver/driver.go`` (the resource ``godriver.go``). One sandbox call runs
 library comes precompiled with Debian's Go, so a cold build takes about 0.3-0.5 s) and runs
 ``./bwtests <i>`` once per test. Package ``bwdriver`` is initialised before package main, so it
 takes the runner's token before any init function of the solution runs.
+
+testify: when the tests' file imports ``github.com/stretchr/testify/...``, ``go.mod`` requires that
+module and replaces it with the folder ``testify``, which holds benchwright's testify-compatible
+``assert`` package (the resource ``gotestify.go``: testify's comparisons and message shapes, see
+docs/languages/go.md); nothing is fetched.
 
 Lines: a test's ``code`` is ``solution.go`` as compiled, then a marker line and an excerpt of
 ``bw_tests.go`` (its header with the imports and the prelude, and that test's function).
@@ -93,6 +99,11 @@ DATA_SLACK_MB = 64
 """RLIMIT_DATA above ``memory_mb``: the Go runtime's own writable mappings (about 45 MB)."""
 DRIVER = resources.files("benchwright.lang").joinpath("godriver.go").read_bytes()
 GO_MOD = f"module {MODULE}\n\ngo 1.19\n".encode()
+TESTIFY = "github.com/stretchr/testify"
+TESTIFY_ASSERT = resources.files("benchwright.lang").joinpath("gotestify.go").read_bytes()
+"""benchwright's testify-compatible ``assert`` package: the module ``github.com/stretchr/testify``
+is replaced by a folder of the sample holding it, when the tests import it (no network)."""
+TESTIFY_MOD = (f"module {TESTIFY}\n\ngo 1.19\n").encode()
 
 BUILD_ENV = {
     "GOCACHE": "{work}/.gocache",
@@ -141,7 +152,8 @@ _ERROR = re.compile(r"(?m)^(?:\./)?(?P<file>[\w./-]*\.go):(?P<line>\d+)(?::(?P<c
 
 
 def prepare_solution(solution: str) -> str:
-    """``solution.go``: the package made ``main`` (added when missing), ``main`` renamed."""
+    """``solution.go``: the package made ``main`` (added when missing), ``main`` renamed, the
+    standard-library imports fixed (:func:`fix_imports`); no line moves."""
     text = solution.lstrip("\ufeff")
     m = _PACKAGE.match(text)
     if m is None:
@@ -149,7 +161,63 @@ def prepare_solution(solution: str) -> str:
     elif m.group("name") != "main":
         text = text[: m.start("name")] + "main" + text[m.end("name"):]
     text = _MAIN.sub(r"func bwSolutionMain\1", text)
+    text = fix_imports(text)
     return text if text.endswith("\n") else text + "\n"
+
+
+_STD_PATHS = frozenset(STD_PACKAGES.values())
+_IMPORT_LINE = re.compile(r'(?m)^(?P<lead>[ \t]*(?:import[ \t]+)?)(?P<spec>(?:[\w.]+[ \t]+)?"(?P<path>[^"\n]+)")'
+                          r'[ \t]*;?[ \t]*(?://[^\n]*)?$')
+
+
+def fix_imports(source: str) -> str:
+    """``source`` with its standard-library imports fixed as ``goimports`` would, line for line:
+    an import of a standard package (of :data:`STD_PACKAGES`) the code never uses becomes a
+    comment saying so, and a
+    standard package the code names without importing (``strings.Repeat``; see
+    :data:`STD_PACKAGES`) is imported at the end of the ``package`` line. A model (or a dataset's
+    prompt: HumanEval-X's Go prompts import what their solutions do not use, and miss what they
+    do) is not judged on import bookkeeping, which Go refuses to compile."""
+    head = _PACKAGE.match(source)
+    if head is None:
+        return source
+    blanked = blank(source, _STRINGS)
+    blocks = [(m.start(), m.end()) for m in re.finditer(r"(?ms)^import\s*\((.*?)\)", blanked)]
+    singles = [(m.start(), m.end()) for m in re.finditer(r'(?m)^import[ \t]+(?:[\w.]+[ \t]+)?"[^"\n]*"', blanked)]
+    spans = blocks + singles
+    body = "".join(ch if not any(a <= i < b for a, b in spans) else " " for i, ch in enumerate(source)) \
+        if spans else source
+    used = used_names(body)
+    declared = declared_names(body)
+    imported: set[str] = set()
+    out = source
+    for a, b in sorted(spans, reverse=True):
+        chunk = out[a:b]
+        lines = chunk.split("\n")
+        for k, line in enumerate(lines):
+            m = _IMPORT_LINE.match(line)
+            if m is None:
+                continue
+            path = m.group("path")
+            parts = m.group("spec").split()
+            alias = parts[0] if len(parts) == 2 else None
+            name = alias or path.rsplit("/", 1)[-1]
+            imported.add(name)
+            # only the standard packages benchwright knows (never "C": cgo is refused later)
+            std = path in _STD_PATHS
+            if std and alias not in ("_", ".") and name not in used:
+                lead = m.group("lead")
+                indent = lead[:len(lead) - len(lead.lstrip())]
+                word = "import " if "import" in lead else ""
+                lines[k] = f"{indent}// {word}{m.group('spec')}: not used (dropped by benchwright)"
+        out = out[:a] + "\n".join(lines) + out[b:]
+    missing = sorted(n for n in used - imported - declared if n in STD_PACKAGES)
+    if missing:
+        end = out.find("\n", head.end())
+        end = len(out) if end < 0 else end
+        added = "; ".join(f'import "{STD_PACKAGES[n]}"' for n in missing)
+        out = out[:end] + f"; {added} // added by benchwright" + out[end:]
+    return out
 
 
 def split_prelude(prelude: str | None) -> tuple[list[tuple[str | None, str]], list[str]]:
@@ -258,6 +326,11 @@ def generate(solution: str, tests: list[TestSpec], prelude: str | None
         f"{MODULE}/{TEST_FILE}": test_file.encode(),
         f"{MODULE}/bwdriver/driver.go": DRIVER,
     }
+    if any(f'"{TESTIFY}/' in line for line in header):
+        files[f"{MODULE}/go.mod"] = GO_MOD + (f"\nrequire {TESTIFY} v1.8.0\n\n"
+                                              f"replace {TESTIFY} => ./testify\n").encode()
+        files[f"{MODULE}/testify/go.mod"] = TESTIFY_MOD
+        files[f"{MODULE}/testify/assert/assertions.go"] = TESTIFY_ASSERT
     smap = SourceMap(SOLUTION_FILE, source, TEST_FILE, header, functions, [],
                      marker=f"// ---- {TEST_FILE} (this test case's part) ----")
     return files, smap

@@ -57,10 +57,13 @@ died before it has the sandbox's figures instead.
 What the context offers
 -----------------------
 ECMAScript's built-ins, ``console`` (captured per test, ``util.format`` with custom inspectors
-off), ``setTimeout``/``setInterval``/``setImmediate`` and their ``clear*``, ``queueMicrotask``,
+off; a failed ``console.assert`` prints like node's and makes the running test ``fail``, the
+test going on; tests get a frozen console of their own as a parameter), ``setTimeout``/``setInterval``/``setImmediate`` and their ``clear*``, ``queueMicrotask``,
 ``performance.now``, ``assert``, ``require`` (only ``assert``, ``node:assert``,
 ``assert/strict``), ``module``/``exports`` and ``global``. No ``process``, ``Buffer``,
-``fs``, network, or other node module.
+``fs``, network, or other node module. An npm package required (or imported) is noted by the
+driver (``{"ev": "needs"}``); a sample that noted one and did not pass gets
+``ExecutionResult.unsupported`` (infra_error, never counted), see :func:`unsupported_packages`.
 
 Verdict integrity: what a hostile solution can and cannot do
 -----------------------------------------------------------
@@ -97,6 +100,7 @@ Verdict integrity: what a hostile solution can and cannot do
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import secrets
@@ -117,6 +121,7 @@ __all__ = [
     "TypeScriptLanguage",
     "find_typescript",
     "infer_entry_point",
+    "unsupported_packages",
     "wall_limit_s",
 ]
 
@@ -390,6 +395,13 @@ class _NodeLanguage(Language):
             return cache
 
 
+def unsupported_packages(names: list[str]) -> str:
+    """Why a sample that required npm packages could not be judged here."""
+    listed = ", ".join(repr(n) for n in names)
+    return (f"needs the npm package{'s' if len(names) > 1 else ''} {listed}, which benchwright's "
+            "sandbox does not offer (node's built-in modules only, and of those only 'assert')")
+
+
 def _result(tests: list[TestSpec], proc: ProcessResult, nonce: str, setup: str, memory_mb: int,
             wall: float) -> ExecutionResult:
     """The outcome of every test from the driver's records (see the module doc)."""
@@ -426,6 +438,9 @@ def _result(tests: list[TestSpec], proc: ProcessResult, nonce: str, setup: str, 
                 results.append({"i": j, "status": "not_run", "line": None,
                                 "message": f"not run: node died {culprit}"})
     result = collect(tests, results, proc, code)
+    needed = sorted({str(r["module"]) for r in records if r.get("ev") == "needs" and r.get("module")})
+    if needed and (result.build_error is not None or any(t.status != "pass" for t in result.tests)):
+        result = dataclasses.replace(result, unsupported=unsupported_packages(needed))
     for rec in results:
         if rec.get("done") and isinstance(rec.get("typescript_cache"), str):
             result.extra["typescript_cache"] = rec["typescript_cache"]

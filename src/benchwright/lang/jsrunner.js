@@ -77,6 +77,7 @@ function bwBootstrap(bridge) {
   const bTimer = bridge.timer;
   const bDue = bridge.due;
   const bNow = bridge.now;
+  const bNeeds = bridge.needs;
 
   function host(fn, a, b, c, d) {
     try {
@@ -304,7 +305,13 @@ function bwBootstrap(bridge) {
   modules['node:assert/strict'] = strict;
   const require = function require(name) {
     if (typeof name === 'string' && RApply(OHasOwn, modules, [name])) return modules[name];
-    const err = new Err("Cannot find module '" + toStr(name) + "': only 'assert' (node:assert, assert/strict) is available in benchwright's sandbox");
+    const text = toStr(name);
+    // an npm package (not one of node's modules, not a file): the driver notes it, and the
+    // sample is reported as needing what the sandbox cannot offer, not as the model's failure
+    const npm = host(bNeeds, text) === true;
+    const err = new Err("Cannot find module '" + text + "': " + (npm
+      ? "an npm package, and benchwright's sandbox has none (only node's 'assert' module)"
+      : "only 'assert' (node:assert, assert/strict) is available in benchwright's sandbox"));
     err.code = 'MODULE_NOT_FOUND';
     throw err;
   };
@@ -316,10 +323,41 @@ function bwBootstrap(bridge) {
       host(bOut, stream, args);
     };
   }
+  // console.assert prints like node's ("Assertion failed[: message]" on stderr) and, inside a
+  // test, makes it fail (node's own only prints); the test goes on, as after node's
+  let soft = null; // { t: token, text: messages, stack: of the first }
+  function consoleAssert(value, ...args) {
+    if (value) return;
+    let text = 'Assertion failed';
+    if (args.length > 0) {
+      let parts = '';
+      for (let k = 0; k < args.length && k < 100; k++) {
+        const a = args[k];
+        parts += (k > 0 ? ' ' : '') + (typeof a === 'string' ? a : inspect(a));
+      }
+      text += ': ' + parts;
+    }
+    host(bOut, 2, [text]);
+    let stack = '';
+    try {
+      const e = new Err(text);
+      CaptureStack(e, consoleAssert);
+      stack = typeof e.stack === 'string' ? e.stack : '';
+    } catch (x) { /* no stack */ }
+    const where = 'console.assert: ' + text;
+    if (soft === null || soft.t !== token) soft = { t: token, text: where, stack, count: 1 };
+    else if (soft.count < 20) soft = { t: token, text: soft.text + '\n' + where, stack: soft.stack, count: soft.count + 1 };
+  }
   const console = {
     log: out(1), info: out(1), debug: out(1), dir: out(1), table: out(1),
-    error: out(2), warn: out(2), trace: out(2),
+    error: out(2), warn: out(2), trace: out(2), assert: consoleAssert,
   };
+  // the tests get a frozen copy as a parameter: a solution that patches the global console's
+  // `assert` (or replaces the console) changes nothing for them
+  const testConsole = OFreeze({
+    log: console.log, info: console.info, debug: console.debug, dir: console.dir, table: console.table,
+    error: console.error, warn: console.warn, trace: console.trace, assert: consoleAssert,
+  });
 
   // ---- timers: virtual ids; the driver fires due ones (only while a test is awaited)
   let nextTimer = 1;
@@ -411,12 +449,15 @@ function bwBootstrap(bridge) {
     const t = token;
     let p;
     try {
-      p = fn(assert, require);
+      p = fn(assert, require, testConsole);
     } catch (e) {
       reportError(t, e);
       return;
     }
-    RApply(PThen, p, [function () { report(t, 'pass', '', ''); }, function (e) { reportError(t, e); }]);
+    RApply(PThen, p, [function () {
+      if (soft !== null && soft.t === t) report(t, 'fail', soft.text, soft.stack);
+      else report(t, 'pass', '', '');
+    }, function (e) { reportError(t, e); }]);
   };
   let pending;
   api.hold = function (e) { pending = e; };
@@ -748,6 +789,7 @@ class Runner {
     this.token = 0;
     this.result = null;
     this.lastMessage = '';
+    this.needed = new Set();
     /** file name -> function(line in script) -> line in the code shown for a test */
     this.files = new Map();
   }
@@ -823,7 +865,22 @@ class Runner {
         return best;
       }, -1),
       now: safe(() => performance.now(), 0),
+      needs: safe((name) => self.needs(name), false),
     });
+  }
+
+  /** Whether `name` is an npm package (not one of node's modules, not a path); each one is
+   * recorded once (`{ev: 'needs'}`), for the harness to report the sample as needing it. */
+  needs(name) {
+    if (typeof name !== 'string' || name === '' || name.length > 214) return false;
+    if (/^(node:|\.|\/)/.test(name) || Module.builtinModules.includes(name)) return false;
+    const m = /^(@[^/]+\/[^/]+|[^/]+)/.exec(name);
+    const pkg = m ? m[1] : name;
+    if (!this.needed.has(pkg) && this.needed.size < 20) {
+      this.needed.add(pkg);
+      this.emit({ ev: 'needs', module: pkg });
+    }
+    return true;
   }
 
   /** Text for a value of unknown realm, without running its code outside a time limit. */
@@ -880,7 +937,7 @@ class Runner {
     // `this` at a script's top level is the global object: a solution cannot replace it
     // names no test would use: the wrapper's own variables shadow the solution's globals
     const header = '(function (__bwG, __bwK) { const __bwB = __bwG[__bwK]; delete __bwG[__bwK]; ' +
-      'return __bwB.run(async function (assert, require) { {\n';
+      'return __bwB.run(async function (assert, require, console) { {\n';
     const source = header + withNewline(code) + '} }); })(this, ' + JSON.stringify(this.key) + ');\n';
     if (this.tsMode) return transpile(this.ts.ts, source, `test-${i}.ts`);
     return { js: source, map: null, errors: [] };
@@ -977,6 +1034,7 @@ class Runner {
     // node must run with --experimental-vm-modules for this hook to be called: without it,
     // node rejects `import()` with an error of its own realm (a way out of the context)
     this.refuseImport = (specifier) => {
+      if (typeof specifier === 'string') this.needs(specifier);
       let err = this.importFallback;
       try {
         err = this.api.importError(typeof specifier === 'string' ? specifier.slice(0, 200) : '?');

@@ -29,6 +29,10 @@ A panic at an ``assert!``/``assert_eq!``/``assert_ne!`` (or ``debug_assert*``) i
 index out of bounds in the solution...) is ``error``; a crash (stack overflow, SIGSEGV, an
 allocation failure) is ``error`` with the process's own explanation.
 
+Crates: a build whose every error is an unknown crate (``use of undeclared crate or module
+`md5```) sets ``ExecutionResult.unsupported`` (see :func:`missing_crates`): the sample is
+infra_error, never counted; ``std``'s module names and builds with other errors are excluded.
+
 Lines: a test's ``code`` is the solution, then an excerpt of ``main.rs`` (the module's first
 lines, the prelude and that test's function); the panic's ``main.rs`` line is mapped into it.
 A compile error is a ``build_error`` with the line of the first error (in the solution, or in the
@@ -60,6 +64,7 @@ the rlimit fallback as root it can), and leftovers of a test's process group are
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from importlib import resources
 from typing import Any
@@ -120,6 +125,11 @@ _LITERALS = re.compile(
     re.S,
 )
 _FORBIDDEN = re.compile(r"\b(link_section|no_mangle|export_name|global_asm)\b")
+_ERROR_HEAD = re.compile(r"(?m)^error(?:\[(E\d+)\])?: (.*)$")
+_NO_CRATE = re.compile(r"use of undeclared crate or module `(\w+)`|unresolved import `(\w+)`"
+                       r"|can't find crate for `(\w+)`|no external crate `(\w+)`")
+STD_MODULES = frozenset(["alloc", "any", "arch", "array", "ascii", "backtrace", "borrow", "boxed", "cell", "char", "clone", "cmp", "collections", "convert", "default", "env", "error", "f32", "f64", "ffi", "fmt", "fs", "future", "hash", "hint", "i8", "i16", "i32", "i64", "i128", "io", "isize", "iter", "marker", "mem", "net", "num", "ops", "option", "os", "panic", "path", "pin", "prelude", "primitive", "process", "ptr", "rc", "result", "slice", "str", "string", "sync", "task", "thread", "time", "u8", "u16", "u32", "u64", "u128", "usize", "vec", "core", "std"])
+"""``std``'s modules: ``collections::HashMap`` without ``std::`` is the code's mistake, not a crate."""
 _ASSERT = re.compile(r"(?:debug_)?assert(?:_eq|_ne)?\s*!")
 _EXPLICIT = re.compile(r"(?:panic|unreachable|todo|unimplemented)\s*!")
 
@@ -290,10 +300,28 @@ def _judge(rec: dict[str, Any], smap: SourceMap, text: str) -> dict[str, Any]:
     return out
 
 
+def missing_crates(log: str) -> list[str]:
+    """The crates a failed build needed, when every error of ``log`` is an unknown crate
+    (``use of undeclared crate or module `rand```, ``unresolved import `regex```): the sandbox
+    has std only. Empty when any other error is there, or the name is one of std's modules."""
+    heads = _ERROR_HEAD.findall(log)
+    errors = [text for _, text in heads if not text.startswith(("aborting due to", "could not compile"))]
+    crates: list[str] = []
+    for text in errors:
+        m = _NO_CRATE.search(text)
+        name = next((g for g in m.groups() if g), None) if m else None
+        if name is None or name in STD_MODULES:
+            return []
+        if name not in crates:
+            crates.append(name)
+    return crates
+
+
 def _build_error(tests: list[TestSpec], proc: Any, log: str, smap: SourceMap, *,
                  timed_out: bool) -> ExecutionResult:
     if "linker `cc` not found" in log or "could not exec the linker" in log:
         raise InfraError(f"rust: rustc cannot link: {log.strip()[:2000]} (`{INSTALL_HINT}`)")
+    crates = [] if timed_out else missing_crates(log)
     errors = [(m.group("file"), int(m.group("line"))) for m in _ERROR.finditer(log)]
     message = log.strip() or "rustc failed"
 
@@ -304,5 +332,11 @@ def _build_error(tests: list[TestSpec], proc: Any, log: str, smap: SourceMap, *,
                 return mapped
         return None
 
-    return build_failure(tests, proc, message, smap.code, line,
-                         status="timeout" if timed_out else "error")
+    result = build_failure(tests, proc, message, smap.code, line,
+                           status="timeout" if timed_out else "error")
+    if crates:
+        listed = ", ".join(f"'{c}'" for c in crates)
+        return dataclasses.replace(result, unsupported=(
+            f"needs the crate{'s' if len(crates) > 1 else ''} {listed}, which benchwright's sandbox "
+            "does not offer (rustc and the standard library only)"))
+    return result

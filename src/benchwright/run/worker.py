@@ -217,6 +217,8 @@ class Worker:
         result = ctx.executed
         if result is None:
             return "pass"
+        if result.unsupported is not None:  # needs what the sandbox cannot offer: never counted
+            return "infra_error"
         if result.build_error is not None:
             return "error"
         if not ctx.rendered.tests:  # no test case applies (and the code compiled or loaded)
