@@ -644,3 +644,24 @@ def test_node_modules_and_caught_packages_are_not_unsupported(js, sandbox):
     solution = SOLUTION + "let lodash = null;\ntry { lodash = require('lodash'); } catch (e) {}\n"
     fine = run(js, sandbox, [TestSpec("ok", "assert.strictEqual(add(1, 1), 2)")], solution=solution)
     assert statuses(fine) == ["pass"] and fine.unsupported is None
+
+
+def test_a_package_only_the_sample_wants_is_the_samples_own_error(js, sandbox):
+    """'unsupported' leaves a sample out of the counts, so it holds only when the task itself
+    needs the package (its golden solution or tests name it): a model must not escape a failure
+    by requiring a package nobody has."""
+    from benchwright.criteria.base import task_needs
+    from benchwright.task.model import Task
+    from benchwright.task.render import RenderedTask
+
+    tests = [TestSpec("pad", "console.assert(pad('a') === ' a')")]
+    wants = "const pad = (s) => require('left-pad')(s, 2);\n"
+    result = run(js, sandbox, tests, solution=wants)
+    assert result.unsupported is not None and result.needs == ("left-pad",)
+    rendered = RenderedTask("", "pad", tests, None, {})
+    plain = Task(name="pad", golden_solution={"javascript": "const pad = (s) => ' ' + s;\n"})
+    judged = task_needs(result, plain, "javascript", rendered)
+    assert judged.unsupported is None
+    assert "the task does not need it" in (judged.tests[0].message or "")
+    needing = Task(name="pad", golden_solution={"javascript": wants})
+    assert task_needs(result, needing, "javascript", rendered).unsupported == result.unsupported

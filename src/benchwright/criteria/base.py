@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,6 +91,7 @@ class SampleContext:
                 raise InfraError(f"benchwright cannot execute {self.language} code (no language plug-in)")
             self._execution, self._wall_s = execute_tests(
                 self.lang, self.sandbox, self.code, self.rendered, self.limits, self.test_timeout_s())
+            self._execution = task_needs(self._execution, self.task, self.language, self.rendered)
             if self._execution.infra_error:
                 raise InfraError(self._execution.infra_error)
         return self._execution
@@ -116,6 +118,27 @@ def with_header(header: str | None, code: str) -> str:
     if not header:
         return code
     return header + ("" if header.endswith("\n") else "\n") + code
+
+
+def task_needs(result: ExecutionResult, task: Task, language: str,
+               rendered: RenderedTask) -> ExecutionResult:
+    """``result``, whose ``unsupported`` stands only when the task itself needs what the sandbox
+    lacks (its golden solution, tests or prelude name the package or crate). A package only the
+    sample wants is the sample's own error: a model must not leave the counts by requiring a
+    package nobody has."""
+    if result.unsupported is None or not result.needs:
+        return result
+    texts = [task.golden_solution.get(language) or "", rendered.prelude or "",
+             rendered.header or "", *(t.code for t in rendered.tests)]
+    if any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)
+           for name in result.needs for text in texts):
+        return result
+    why = f"{result.unsupported}; the task does not need it, so this is the sample's own error"
+    tests = [t if t.status == "pass" else dataclasses.replace(
+                 t, message=f"{t.message}\n({why})" if t.message else why) for t in result.tests]
+    return dataclasses.replace(result, unsupported=None, tests=tests,
+                               build_error=f"{result.build_error}\n({why})" if result.build_error
+                               else result.build_error)
 
 
 def execute_tests(lang: Language, sandbox: Sandbox, code: str, rendered: RenderedTask, limits: Limits,

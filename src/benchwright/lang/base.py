@@ -78,6 +78,8 @@ class ExecutionResult:
     """What the code needed that the sandbox cannot offer (``needs the npm package 'js-md5'``),
     set when the sample did not pass: the sample is ``infra_error``, never counted against the
     model, and its records say so (``details.unsupported``)."""
+    needs: tuple[str, ...] = ()
+    """The packages or crates behind ``unsupported``, by name."""
     extra: dict[str, object] = field(default_factory=dict)
 
 

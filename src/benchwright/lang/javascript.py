@@ -440,7 +440,8 @@ def _result(tests: list[TestSpec], proc: ProcessResult, nonce: str, setup: str, 
     result = collect(tests, results, proc, code)
     needed = sorted({str(r["module"]) for r in records if r.get("ev") == "needs" and r.get("module")})
     if needed and (result.build_error is not None or any(t.status != "pass" for t in result.tests)):
-        result = dataclasses.replace(result, unsupported=unsupported_packages(needed))
+        result = dataclasses.replace(result, unsupported=unsupported_packages(needed),
+                                     needs=tuple(needed))
     for rec in results:
         if rec.get("done") and isinstance(rec.get("typescript_cache"), str):
             result.extra["typescript_cache"] = rec["typescript_cache"]

@@ -338,5 +338,5 @@ def _build_error(tests: list[TestSpec], proc: Any, log: str, smap: SourceMap, *,
         listed = ", ".join(f"'{c}'" for c in crates)
         return dataclasses.replace(result, unsupported=(
             f"needs the crate{'s' if len(crates) > 1 else ''} {listed}, which benchwright's sandbox "
-            "does not offer (rustc and the standard library only)"))
+            "does not offer (rustc and the standard library only)"), needs=tuple(crates))
     return result
