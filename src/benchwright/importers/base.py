@@ -11,6 +11,7 @@ explicit request to load from the Hub.
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,9 +171,8 @@ class Importer(abc.ABC):
                                 f"download {self.file_for(request) or 'its file'} from "
                                 f"{self.download} and give it with --data")
             if request.hf_path is not None:
-                location = HubLocation(request.hf_path, location.name if location else None,
-                                       location.split if location else "test",
-                                       data_files=location.data_files if location else None)
+                location = (dataclasses.replace(location, path=request.hf_path) if location
+                            else HubLocation(request.hf_path))  # a mirror keeps the layout
             assert location is not None
             return location.describe(), hub_rows(location, offline_hint=(
                 f"download {self.file_for(request) or 'the dataset file'} from {self.download} "
