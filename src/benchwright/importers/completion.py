@@ -13,11 +13,12 @@ __all__ = ["completion_task"]
 
 def completion_task(*, name: str, source: str, language: str, prompt: str, golden: str,
                     entry_point: str | None, cases: Sequence[TestCase], prelude: str = "",
-                    tags: Sequence[str] = ()) -> Task:
-    """A ``complete``-mode task in one language. ``prompt``, ``cases`` and ``prelude`` are source
-    text: they are escaped (benchwright renders them as templates); the golden solution is kept
-    as it is (it is never rendered)."""
+                    tags: Sequence[str] = (), header: str | None = None) -> Task:
+    """A ``complete``-mode task in one language. ``prompt``, ``cases``, ``prelude`` and
+    ``header`` (the task's ``solution_header``) are source text: they are escaped (benchwright
+    renders them as templates); the golden solution is kept as it is (it is never rendered)."""
     spec = LanguageSpec(
+        solution_header=escape_template(header) if header else None,
         description=escape_template(prompt),
         entry_point=entry_point,
         hidden_tests=[TestCase(name=c.name, code=escape_template(c.code), unsplit=c.unsplit)

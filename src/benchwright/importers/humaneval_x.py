@@ -19,9 +19,9 @@ import re
 from typing import Any, Protocol
 
 from benchwright.importers.base import Importer, ImportRequest, RowProblem
-from benchwright.importers.escape import escape_template
+from benchwright.importers.completion import completion_task
 from benchwright.importers.rows import HubLocation
-from benchwright.task.model import LanguageSpec, Task, TaskBody, TestCase
+from benchwright.task.model import Task, TestCase
 
 __all__ = ["SOURCE", "HumanEvalXImporter", "entry_point", "make_task", "text_field"]
 
@@ -99,27 +99,13 @@ def solution_header(language: str, prompt: str) -> str | None:
 def make_task(row: dict[str, Any], language: str, entry: str, cases: list[TestCase],
               prelude: str | None = None) -> Task:
     """A completion task for one row: the prompt is the row's ``prompt``, the golden solution
-    ``prompt + canonical_solution``; ``cases`` and ``prelude`` are source text (escaped here).
+    ``prompt + canonical_solution``; ``cases`` and ``prelude`` are source text (escaped there).
     The harness's imports (:data:`HEADERS`) go before the solution, as CodeGeeX puts them."""
     prompt = text_field(row, "prompt")
-    golden = prompt + text_field(row, "canonical_solution")
-    header = solution_header(language, prompt)
-    spec = LanguageSpec(
-        solution_header=escape_template(header) if header else None,
-        description=escape_template(prompt),
-        entry_point=entry,
-        hidden_tests=[c.model_copy(update={"code": escape_template(c.code)}) for c in cases],
-        test_prelude=escape_template(prelude) if prelude and prelude.strip() else None,
-    )
-    return Task(
-        name=text_field(row, "task_id"),
-        type="completion",
-        source=SOURCE,
-        languages=[language],
-        mode="complete",
-        task=TaskBody(common_prompt="", languages_specific={language: spec}),
-        golden_solution={language: golden},
-    )
+    return completion_task(name=text_field(row, "task_id"), source=SOURCE, language=language,
+                           prompt=prompt, golden=prompt + text_field(row, "canonical_solution"),
+                           entry_point=entry, cases=cases, prelude=prelude or "",
+                           header=solution_header(language, prompt))
 
 
 class HumanEvalXImporter(Importer):
