@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from ruamel.yaml import YAML
 
 from tests.conftest import Runner, only_run, read_jsonl
 
@@ -115,3 +116,11 @@ def test_a_task_needing_an_npm_package_is_unsupported_not_failed(tmp_path: Path,
     (summary,) = [r for r in md5 if not r["test_case"]]
     assert summary["verdict"] == "n/a" and "js-md5" in summary["details"]["unsupported"]  # type: ignore[index]
     assert {r["outcome"] for r in records if r["task"] == "add"} == {"pass"}
+    run = only_run(ws)
+    summary = YAML(typ="safe").load((run / "summary.yaml").read_text())
+    groups = [g for groups in summary["failures"].values() for g in groups]
+    assert [(g["kind"], g["retryable"]) for g in groups] == [("unsupported by the sandbox", False)]
+    before = (run / "records.jsonl").read_text()
+    retry = bw("run", "--resume", run.name, "--retry-errors", cwd=ws)  # it would fail the same way
+    assert retry.returncode == 0, retry.stderr
+    assert (run / "records.jsonl").read_text() == before

@@ -32,6 +32,7 @@ def _p(text: str) -> re.Pattern[str]:
 
 
 KINDS: tuple[Kind, ...] = (
+    Kind("unsupported by the sandbox", False, _p(r"^unsupported: ")),
     Kind("replay gap", False, _p(r"replay: no recorded answer|replay: .* answered by several models")),
     Kind("missing toolchain", False, _p(r"not installed|toolchain|command not found|no such file or directory.*"
                                         r"(javac|java|rustc|go|gcc|g\+\+|node|tsc|bash)\b")),
@@ -58,6 +59,8 @@ class FailureGroup(BaseModel):
 
 def _reason(r: Record) -> tuple[str, str] | None:
     """The criterion-ish source and the message of a record that says why its sample failed."""
+    if r.outcome == "infra_error" and r.details and r.details.get("unsupported"):
+        return r.criterion, f"unsupported: {r.details['unsupported']}"  # the task needs it, not the code
     if r.outcome == "infra_error" and r.error:
         return r.criterion, r.error.removeprefix("infra_error: ")
     if r.outcome == "error":
@@ -90,8 +93,9 @@ class Reasons:
         if found is None:
             return
         held = self._first.get(r.execution_id)
-        # code that did not build explains its tests' errors
-        if held is None or (held[1] == "test" and found[0] == "build"):
+        # code that did not build explains its tests' errors; what the sandbox lacks explains all
+        if held is None or (held[1] == "test" and found[0] == "build") or (
+                found[1].startswith("unsupported: ") and not held[2].startswith("unsupported: ")):
             self._first[r.execution_id] = (r, *found)
 
     def groups(self) -> dict[str, list[FailureGroup]]:

@@ -431,8 +431,10 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     if limits is not None:
         prep.plan.units = limits.apply(prep.plan.units)
     drop: set[str] = set()
-    if retry_errors:
-        drop = {r.execution_id for r in folder.records() if r.outcome == "infra_error"}
+    if retry_errors:  # not a sample needing what the sandbox lacks: it would fail the same way
+        records = list(folder.records())
+        lacking = {r.execution_id for r in records if r.details and r.details.get("unsupported")}
+        drop = {r.execution_id for r in records if r.outcome == "infra_error"} - lacking
     skipped = SkippedLines()
     done = folder.repair(drop=drop, skipped=skipped)
     if skipped and warn is not None:
