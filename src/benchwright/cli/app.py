@@ -608,11 +608,15 @@ def _importers_table() -> Any:
         importer: Importer = registry.create("importer", p.name)
         hub = importer.hub(ImportRequest(language=importer.default_language
                                          or next(iter(importer.languages), None)))
-        where = "\n".join(w for w in (importer.file_name, hub.path if hub else "") if w) or "-"
+        shown = importer.file_name.replace("{", "<").replace("}", ">")  # a placeholder, not a name
+        where = "\n".join(w for w in (shown, hub.path if hub else "") if w) or "-"
+        subsets = list(importer.subsets)
+        if len(subsets) > 8:  # LiveCodeBench's windows: the page lists them all
+            subsets = [*subsets[:7], f"+{len(subsets) - 7} more"]
         origin = p.origin.split(".")[0]
         table.add_row(escape(p.name), escape(importer.dataset + ("" if origin == "benchwright"
                                                                 else f" [from {origin}]")),
-                      escape(" ".join(importer.languages)), escape(" ".join(importer.subsets)),
+                      escape(" ".join(importer.languages)), escape(" ".join(subsets)),
                       escape(where))
     return table
 
