@@ -188,6 +188,25 @@ def test_a_run_can_be_cancelled_and_is_left_resumable(client: TestClient, worksp
     _error(client.post("/api/runs/api-slow/cancel"), 400, "bad_request")
 
 
+@pytest.mark.slow
+def test_a_run_killed_by_cancel_before_it_could_stop_is_interrupted(
+        client: TestClient, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that does not stop within the grace period is killed; the API, status.yaml and
+    'benchwright status' then agree that it was interrupted (resumable), not still running."""
+    import benchwright.server.service as service_module
+
+    monkeypatch.setattr(service_module, "CANCEL_GRACE_S", 0.0)  # no time to stop: killed at once
+    (workspace / "configs" / "slow.yaml").write_text(
+        "version: 1\nscenarios: [scenarios/parser-fixes.yaml]\nagents:\n"
+        "  - {name: sleeper, command: 'sleep 120', timeout_s: 300, network: false}\n")
+    started = client.post("/api/runs", json={"config": "configs/slow.yaml", "run_id": "api-kill"})
+    assert started.status_code == 202, started.text
+    _wait(client, "api-kill", {"running"})
+    cancelled = client.post("/api/runs/api-kill/cancel").json()
+    assert cancelled["state"] == "interrupted" and cancelled["status"]["state"] == "interrupted"
+    assert client.get("/api/runs/api-kill").json()["state"] == "interrupted"
+
+
 def test_every_error_has_one_shape(client: TestClient) -> None:
     _error(client.get("/api/nowhere"), 404, "not_found")
     _error(client.get("/api/files/configs/missing.yaml"), 404, "not_found")

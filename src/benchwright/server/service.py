@@ -275,6 +275,12 @@ class Service:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        try:  # killed before it could say so (a slow start, a loaded machine): say it for it
+            st = folder.status()
+            if st.get("state") in ("running", "starting"):
+                folder.write_status({**st, "state": "interrupted"}, force=True)
+        except InfraError:
+            pass  # an unreadable status stays what it is: status() reports it as damaged
         return self.status(folder.run_id)
 
     # -- results -------------------------------------------------------------------------------
