@@ -23,7 +23,13 @@ from urllib.parse import urlparse
 from benchwright.errors import UserError
 from benchwright.importers.base import Importer, ImportRequest, RowProblem
 from benchwright.importers.escape import escape_template
-from benchwright.importers.iocases import call_case, json_field, literal, stdio_case
+from benchwright.importers.iocases import (
+    call_case,
+    called_function,
+    json_field,
+    literal,
+    stdio_case,
+)
 from benchwright.importers.rows import HubLocation
 from benchwright.task.model import LanguageSpec, Task, TaskBody, TestCase
 
@@ -119,12 +125,8 @@ class AppsImporter(Importer):
             raise RowProblem("input_output: not a JSON object")
         if not tests.get("inputs"):
             return None  # no test case: nothing could judge a solution
-        func = tests.get("fn_name") or None
-        if func is not None and not (isinstance(func, str) and func.isidentifier()):
-            raise RowProblem(f"input_output.fn_name: {str(func)[:40]!r} is not a Python name")
         starter = str(row.get("starter_code") or "")
-        method = func is not None and "class Solution" in starter
-        call = f"Solution().{func}" if method else str(func)
+        func, method, call = called_function(tests.get("fn_name"), starter, "input_output.fn_name")
         solutions = json_field(row, "solutions", [])
         if not isinstance(solutions, list):
             raise RowProblem("solutions: not a JSON list")

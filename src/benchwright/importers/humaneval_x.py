@@ -49,6 +49,23 @@ class _Converter(Protocol):
     def convert(self, row: dict[str, Any]) -> Task: ...
 
 
+ROW_FIELDS = ("task_id", "prompt", "declaration", "canonical_solution", "test")
+"""The text fields of every HumanEval-X row."""
+
+
+def text_fields(row: dict[str, Any], language: str, optional: tuple[str, ...] = ()) -> dict[str, str]:
+    """The row's :data:`ROW_FIELDS` and ``optional`` ones (missing: empty) as text.
+
+    Raises:
+        RowProblem: naming every field that is not text.
+    """
+    values = {k: row.get(k) for k in ROW_FIELDS} | {k: row.get(k) or "" for k in optional}
+    bad = [k for k, v in values.items() if not isinstance(v, str)]
+    if bad:
+        raise RowProblem(f"{', '.join(bad)} must be text", hint=f"is this a HumanEval-X {language} row?")
+    return {k: str(v) for k, v in values.items()}
+
+
 def text_field(row: dict[str, Any], key: str) -> str:
     """``row[key]``, which must be text.
 

@@ -27,11 +27,11 @@ from benchwright.importers.braces import (
     tested_function,
 )
 from benchwright.importers.completion import completion_task
+from benchwright.importers.humaneval_x import SOURCE, text_fields
 from benchwright.task.model import Task, TestCase
 
 __all__ = ["convert", "split_go_test"]
 
-SOURCE = "THUDM/humaneval-x"
 _TEST_FUNC = re.compile(r"(?m)^func\s+(Test\w*)\s*\(\s*(\w+)\s+\*\s*testing\s*\.\s*T\s*\)\s*\{")
 _CHECK = re.compile(r"\b(?:assert|require)\s*\.\s*(?!New\b)[A-Z]\w*\s*\(|\bt\s*\.\s*(?:Error|Fatal|Fail)\w*\s*\(")
 _IMPORT_BLOCK = re.compile(r"(?ms)^import\s*\((.*?)\)|^import\s+(\"[^\"]+\"|\w+\s+\"[^\"]+\")")
@@ -105,18 +105,13 @@ def convert(row: dict[str, Any]) -> Task:
     Raises:
         RowProblem: a field is not text, or the declaration declares no function.
     """
-    fields = {k: row.get(k) for k in ("task_id", "prompt", "declaration", "canonical_solution", "test")}
-    bad = [k for k, v in fields.items() if not isinstance(v, str)]
-    setup = row.get("test_setup") or ""
-    if bad or not isinstance(setup, str):
-        raise RowProblem(f"{', '.join(bad) or 'test_setup'} must be text",
-                         hint="is this a HumanEval-X Go row?")
-    m = _ENTRY.search(mask(str(fields["declaration"]), GO))
+    fields = text_fields(row, "Go", optional=("test_setup",))
+    m = _ENTRY.search(mask(fields["declaration"], GO))
     if m is None:
-        raise RowProblem(f"the declaration declares no function: {str(fields['declaration']).strip()[:80]!r}")
-    prompt = str(fields["prompt"])
-    prelude, cases = split_go_test(str(fields["test"]), setup)
-    golden = prompt + str(fields["canonical_solution"])
+        raise RowProblem(f"the declaration declares no function: {fields['declaration'].strip()[:80]!r}")
+    prompt = fields["prompt"]
+    prelude, cases = split_go_test(fields["test"], fields["test_setup"])
+    golden = prompt + fields["canonical_solution"]
     ep = tested_function(m.group(1), _ENTRY.findall(mask(golden, GO)), [c.code for c in cases], GO)
-    return completion_task(name=str(fields["task_id"]), source=SOURCE, language="go", prompt=prompt,
+    return completion_task(name=fields["task_id"], source=SOURCE, language="go", prompt=prompt,
                            golden=golden, entry_point=ep, cases=cases, prelude=prelude)

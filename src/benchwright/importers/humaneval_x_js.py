@@ -25,11 +25,11 @@ from benchwright.importers.braces import (
     tested_function,
 )
 from benchwright.importers.completion import completion_task
+from benchwright.importers.humaneval_x import SOURCE, text_fields
 from benchwright.task.model import Task, TestCase
 
 __all__ = ["convert", "split_js_test"]
 
-SOURCE = "THUDM/humaneval-x"
 _CHECK = re.compile(r"\bconsole\s*\.\s*assert\s*\(|\bassert\s*(?:\.\s*\w+\s*)?\(")
 _ARROW = re.compile(r"\s*(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?\(\s*\)\s*=>\s*\{")
 _FUNCTION = re.compile(r"\s*(?:async\s+)?function\s+([A-Za-z_$][\w$]*)\s*\(\s*\)\s*\{")
@@ -97,18 +97,15 @@ def convert(row: dict[str, Any]) -> Task:
     Raises:
         RowProblem: a field is not text, or the declaration declares no function.
     """
-    fields = {k: row.get(k) for k in ("task_id", "prompt", "declaration", "canonical_solution", "test")}
-    bad = [k for k, v in fields.items() if not isinstance(v, str)]
-    if bad:
-        raise RowProblem(f"{', '.join(bad)} must be text", hint="is this a HumanEval-X JavaScript row?")
-    prompt, test = str(fields["prompt"]), str(fields["test"])
-    ep = entry_point(str(fields["declaration"]))
+    fields = text_fields(row, "JavaScript")
+    prompt, test = fields["prompt"], fields["test"]
+    ep = entry_point(fields["declaration"])
     if ep is None:
-        raise RowProblem(f"the declaration declares no function: {str(fields['declaration']).strip()[:80]!r}")
+        raise RowProblem(f"the declaration declares no function: {fields['declaration'].strip()[:80]!r}")
     prelude, cases = split_js_test(test)
-    golden = prompt + str(fields["canonical_solution"])
+    golden = prompt + fields["canonical_solution"]
     defined = [m.group(1) for pattern in _ENTRY for m in pattern.finditer(mask(golden, JS))]
-    return completion_task(name=str(fields["task_id"]), source=SOURCE, language="javascript",
+    return completion_task(name=fields["task_id"], source=SOURCE, language="javascript",
                            prompt=prompt, golden=golden,
                            entry_point=tested_function(ep, defined, [c.code for c in cases], JS),
                            cases=cases, prelude=prelude)

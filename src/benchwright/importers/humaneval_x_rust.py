@@ -23,12 +23,12 @@ from typing import Any
 from benchwright.importers.base import RowProblem
 from benchwright.importers.braces import RUST, identifiers, mask, tested_function
 from benchwright.importers.completion import completion_task
+from benchwright.importers.humaneval_x import SOURCE, text_fields
 from benchwright.importers.rust_tests import split_rust_tests
 from benchwright.task.model import Task
 
 __all__ = ["convert", "without_crates"]
 
-SOURCE = "THUDM/humaneval-x"
 _USE = re.compile(r"(?m)^[ \t]*use\s+(?:::)?(\w+)[^;]*;[ \t]*\n?")
 _OWN = {"std", "core", "alloc", "crate", "self", "super"}
 _ENTRY = re.compile(r"\bfn\s+(\w+)")
@@ -54,19 +54,16 @@ def convert(row: dict[str, Any]) -> Task:
     Raises:
         RowProblem: a field is not text, or the declaration declares no function.
     """
-    fields = {k: row.get(k) for k in ("task_id", "prompt", "declaration", "canonical_solution", "test")}
-    bad = [k for k, v in fields.items() if not isinstance(v, str)]
-    if bad:
-        raise RowProblem(f"{', '.join(bad)} must be text", hint="is this a HumanEval-X Rust row?")
-    declaration = without_crates(str(fields["declaration"]),
-                                 str(fields["canonical_solution"]) + "\n" + str(fields["test"]))
+    fields = text_fields(row, "Rust")
+    declaration = without_crates(fields["declaration"],
+                                 fields["canonical_solution"] + "\n" + fields["test"])
     m = _ENTRY.search(mask(declaration, RUST))
     if m is None:
         raise RowProblem(f"the declaration declares no function: {declaration.strip()[:80]!r}")
-    prompt = declaration + str(fields["prompt"])
-    golden = prompt + str(fields["canonical_solution"])
-    tests = split_rust_tests(str(fields["test"]))
-    return completion_task(name=str(fields["task_id"]), source=SOURCE, language="rust", prompt=prompt,
+    prompt = declaration + fields["prompt"]
+    golden = prompt + fields["canonical_solution"]
+    tests = split_rust_tests(fields["test"])
+    return completion_task(name=fields["task_id"], source=SOURCE, language="rust", prompt=prompt,
                            golden=golden, entry_point=tested_function(
                                m.group(1), _ENTRY.findall(mask(golden, RUST)),
                                [c.code for c in tests.cases], RUST),

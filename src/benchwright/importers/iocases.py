@@ -23,8 +23,8 @@ from benchwright.importers.base import RowProblem
 from benchwright.importers.escape import escape_template
 from benchwright.task.model import TestCase
 
-__all__ = ["MAX_DECODED_BYTES", "call_case", "json_field", "literal", "restricted_loads",
-           "stdio_case"]
+__all__ = ["MAX_DECODED_BYTES", "call_case", "called_function", "json_field", "literal",
+           "restricted_loads", "stdio_case"]
 
 MAX_DECODED_BYTES = 1 << 30
 """The most a compressed field may inflate to (against a decompression bomb)."""
@@ -95,6 +95,21 @@ def literal(value: Any, what: str) -> str:
         raise RowProblem(f"{what}: {str(value)[:80]!r} is not plain JSON data benchwright can "
                          "compare (NaN, infinity, or nested more than 100 deep)")
     return repr(value)
+
+
+def called_function(value: Any, starter: str, where: str) -> tuple[str | None, bool, str]:
+    """What a problem's call-based tests call: the function's name (None: a stdin/stdout
+    program), whether it is a method of the starter code's ``class Solution``, and the call
+    expression (``Solution().f`` or ``f``).
+
+    Raises:
+        RowProblem: the name (from ``where``) is not a Python name.
+    """
+    func = value or None
+    if func is not None and not (isinstance(func, str) and func.isidentifier()):
+        raise RowProblem(f"{where}: {str(func)[:40]!r} is not a Python name")
+    method = func is not None and "class Solution" in starter
+    return func, method, f"Solution().{func}" if method else str(func)
 
 
 def stdio_case(name: str, stdin: Any, stdout: Any, what: str) -> TestCase:

@@ -34,6 +34,7 @@ from benchwright.importers.escape import escape_template
 from benchwright.importers.iocases import (
     MAX_DECODED_BYTES,
     call_case,
+    called_function,
     json_field,
     literal,
     restricted_loads,
@@ -239,12 +240,8 @@ class LiveCodeBenchImporter(Importer):
         metadata = json_field(row, "metadata", {})
         if not isinstance(metadata, dict):
             raise RowProblem("metadata: not a JSON object")
-        func = metadata.get("func_name") or None
-        if func is not None and not (isinstance(func, str) and func.isidentifier()):
-            raise RowProblem(f"metadata.func_name: {str(func)[:40]!r} is not a Python name")
         starter = str(row.get("starter_code") or "")
-        method = func is not None and "class Solution" in starter
-        call = f"Solution().{func}" if method else str(func)
+        func, method, call = called_function(metadata.get("func_name"), starter, "metadata.func_name")
         public = json_field(row, "public_test_cases", [])
         if not isinstance(public, list):
             raise RowProblem("public_test_cases: not a JSON list")
