@@ -14,6 +14,8 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
+from benchwright.lang.javasource import blank_java
+
 __all__ = ["MAX_STATEMENTS", "Statement", "blank", "block_body", "declared_names", "needed", "split_statements",
            "top_level_split"]
 
@@ -45,37 +47,9 @@ _MORE_NAMES = re.compile(r"^\s*[*&]*\s*(?P<name>[A-Za-z_$][\w$]*)\s*(?:=|;|\{|\(
 
 def blank(src: str) -> str:
     """``src`` with comments and the insides of string and character literals replaced by
-    spaces (newlines kept), so offsets are those of ``src`` and no bracket in a literal counts."""
-    out: list[str] = []
-    i, n = 0, len(src)
-    while i < n:
-        if src.startswith("//", i):
-            j = src.find("\n", i)
-            j = n if j < 0 else j
-        elif src.startswith("/*", i):
-            j = src.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-        elif src.startswith('"""', i):
-            j = src.find('"""', i + 3)
-            j = n if j < 0 else j + 3
-            out.append('"' + re.sub(r"[^\n]", " ", src[i + 1 : j - 1]) + '"')
-            i = j
-            continue
-        elif src[i] in "\"'":
-            quote, j = src[i], i + 1
-            while j < n and src[j] != quote and src[j] != "\n":
-                j += 2 if src[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append(quote + " " * (j - i - 2) + src[j - 1] if j - i >= 2 else src[i:j])
-            i = j
-            continue
-        else:
-            out.append(src[i])
-            i += 1
-            continue
-        out.append(re.sub(r"[^\n]", " ", src[i:j]))
-        i = j
-    return "".join(out)
+    spaces (newlines kept), so offsets are those of ``src`` and no bracket in a literal counts:
+    the Java runner's own :func:`~benchwright.lang.javasource.blank_java`, which fits C++ too."""
+    return blank_java(src)
 
 
 def block_body(src: str, open_brace: int) -> tuple[int, int] | None:
