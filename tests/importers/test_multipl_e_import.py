@@ -136,7 +136,7 @@ def test_subsets_and_languages_are_checked(tmp_path: Path) -> None:
 
 
 def test_parquet_and_jsonl_give_the_same_tasks(tmp_path: Path) -> None:
-    pa = pytest.importorskip("pyarrow")
+    import pyarrow as pa  # benchwright[datasets]: scripts/setup installs it
     import pyarrow.parquet as pq
 
     rows = _rows("humaneval-java.jsonl")
@@ -148,7 +148,7 @@ def test_parquet_and_jsonl_give_the_same_tasks(tmp_path: Path) -> None:
 def _hub_folder(root: Path) -> Path:
     """A local copy of the Hub repository's layout: README.md with the configurations (as
     ``push_to_hub(config_name=...)`` writes it) and ``<config>/test-00000-of-00001.parquet``."""
-    pa = pytest.importorskip("pyarrow")
+    import pyarrow as pa  # benchwright[datasets]: scripts/setup installs it
     import pyarrow.parquet as pq
 
     configs = []
@@ -165,7 +165,7 @@ def _hub_folder(root: Path) -> Path:
 
 
 def test_hub_layout_through_hf_path(tmp_path: Path, bw: Runner) -> None:
-    pytest.importorskip("datasets")
+    import datasets  # noqa: F401  (--hf reads through it; a missing install fails, never skips)
     hub = _hub_folder(tmp_path / "hub")
     env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_CACHE": str(tmp_path / "hf")}
     out = tmp_path / "go.yaml"
