@@ -405,7 +405,15 @@ PROGRAMS["typescript"] = {
 }
 
 LANGUAGES = tuple(PROGRAMS)
+STDIO = {  # the same attack as a standard-input program (LiveCodeBench, APPS): runs per case
+    "hostile": PROGRAMS["python"]["hostile"],
+    "wrong": "x = int(input())\nprint(x + 1)\n",
+    "right": "x = int(input())\nprint(2 * x)\n",
+    "cases": [("3\n", "6\n"), ("5\n", "10\n")],
+}
+"""``python-stdio`` of :func:`batch`: every sample a program judged on its output."""
 LANGUAGE_CLASSES = {
+    "python-stdio": "benchwright.lang.python.PythonLanguage",
     "python": "benchwright.lang.python.PythonLanguage", "java": "benchwright.lang.java.JavaLanguage",
     "c": "benchwright.lang.c.CLanguage", "cpp": "benchwright.lang.c.CppLanguage",
     "go": "benchwright.lang.golang.GoLanguage", "rust": "benchwright.lang.rust.RustLanguage",
@@ -454,9 +462,12 @@ def batch(language: str, backend: str, tmp_root: str) -> dict[str, Any]:
 
     lang: Language = make(LANGUAGE_CLASSES[language])
     sandbox: Sandbox = make(SANDBOX_CLASSES[backend], tmp_root=tmp_root)
-    program = PROGRAMS[language]
+    program: dict[str, Any] = STDIO if language == "python-stdio" else PROGRAMS[language]
 
     def tests(key: str) -> list[TestSpec]:
+        if language == "python-stdio":
+            return [TestSpec(f"t{i}", "", stdin=i_, expected_stdout=o)
+                    for i, (i_, o) in enumerate(STDIO["cases"])]
         return [TestSpec(f"t{i}", code) for i, code in enumerate(program[key])]
 
     def run(code: str, key: str) -> dict[str, Any]:

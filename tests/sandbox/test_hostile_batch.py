@@ -25,6 +25,19 @@ def test_a_hostile_sample_changes_no_other_verdict(language: str, backend: str, 
 
 @pytest.mark.parametrize("user", HARNESS_USERS)
 @pytest.mark.parametrize("backend", ["bwrap", "unshare"])
+def test_a_hostile_stdin_program_changes_no_other_verdict(backend: str, user: str) -> None:
+    """The same attack as a standard-input program (each case runs it as ``__main__`` on an
+    in-memory stdin/stdout in the fork server's sample process): its forged lines are only its
+    own output, and the wrong and correct programs after it are judged as they are."""
+    why = availability(backend)
+    if why is not None:
+        pytest.fail(f"sandbox {backend!r} is not available here: {why}")
+    outcome = run_script("hostile.py", "python-stdio", backend, user=user)
+    assert check(outcome) == [], outcome
+
+
+@pytest.mark.parametrize("user", HARNESS_USERS)
+@pytest.mark.parametrize("backend", ["bwrap", "unshare"])
 def test_the_sandbox_init_is_out_of_reach(backend: str, user: str) -> None:
     """As root and as an unprivileged harness: PID 1 of the sandbox holds nothing but /dev/null
     and cannot be ptraced (tests/sandbox/test_conformance.py runs the same probe in-process)."""
