@@ -15,8 +15,10 @@ from typing import Any, Literal
 
 from benchwright.errors import PluginNotFound
 
-Kind = Literal["criterion", "provider", "language", "sandbox", "scorer", "executor", "importer"]
+Kind = Literal["criterion", "provider", "language", "sandbox", "scorer", "executor", "importer",
+               "agent-preset"]
 KINDS: tuple[Kind, ...] = ("criterion", "provider", "language", "sandbox", "scorer", "executor",
+                           "agent-preset",
                            "importer")
 
 @dataclass(frozen=True)

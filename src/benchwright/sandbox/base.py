@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,35 @@ class SandboxLimits:
     output_bytes: int = 64 * 1024
     file_size_mb: int = 16
     processes: int = 64
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A host folder shown inside the sandbox by :meth:`Sandbox.run_in` (a coding agent's
+    tools, its private home)."""
+
+    source: Path
+    """The host folder (must exist; the sandbox's uid must be able to reach it)."""
+    target: str | None = None
+    """Where it is inside (an absolute path); None: at the same path as on the host. Only
+    backends with :attr:`Sandbox.remaps` can show it elsewhere."""
+    writable: bool = False
+    """Read-write (handed to the run's uid like the work folder) instead of read-only."""
+
+    @property
+    def inside(self) -> str:
+        return self.target or str(self.source)
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """A TCP port on the sandbox's loopback that reaches a Unix socket of the host: how an agent
+    without network reaches the model endpoint benchwright serves for it, and nothing else."""
+
+    port: int
+    """``127.0.0.1:port`` inside the sandbox (with the host's network: the host's own port)."""
+    socket: Path
+    """The host's Unix socket it forwards to (the socket's folder is shown read-only)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +131,8 @@ class Sandbox(abc.ABC):
     """The isolation level recorded in ``run.yaml`` (e.g. ``rlimits``, ``namespaces``)."""
     guarantees: frozenset[str] = frozenset()
     """What this backend promises (names from :data:`GUARANTEES`)."""
+    remaps: bool = False
+    """Whether a :class:`Mount` can be shown at another path than the host's."""
     install_hint: str = ""
     """How to install what this backend needs, for error messages and ``benchwright doctor``."""
 
@@ -155,11 +187,16 @@ class Sandbox(abc.ABC):
         env: dict[str, str] | None = None,
         network: bool = False,
         stdin: bytes | None = None,
+        mounts: Sequence[Mount] = (),
+        bridge: Bridge | None = None,
     ) -> ProcessResult:
         """Run ``argv`` in ``folder``, a host folder that outlives the run (a coding agent's
         workspace: set-up, the agent and the scorers each run in it in turn), under the same
         isolation as :meth:`run`; it is the work folder inside, writable, and the only host
-        folder the command can change. ``network`` grants the host's network (an agent's API).
+        folder the command can change besides the writable ``mounts``. ``network`` grants the
+        host's network (an agent's API). ``mounts``: more host folders shown inside (a program
+        in a read-only mount resolves like a system one). ``bridge``: without ``network``,
+        ``127.0.0.1:bridge.port`` inside reaches ``bridge.socket`` on the host.
 
         Raises:
             NotImplementedError: this backend cannot run in a given folder.

@@ -18,13 +18,13 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchwright.errors import InfraError, UnsafeFile
 from benchwright.safefs import Tree, remove_tree
-from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits, Session
+from benchwright.sandbox.base import Bridge, Mount, ProcessResult, Sandbox, SandboxLimits, Session
 
 BASE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -267,6 +267,8 @@ class RlimitSandbox(Sandbox):
         env: dict[str, str] | None = None,
         network: bool = False,
         stdin: bytes | None = None,
+        mounts: Sequence[Mount] = (),
+        bridge: Bridge | None = None,
     ) -> ProcessResult:
         return self._once(argv, {}, limits, env or {}, stdin, (), folder=folder, network=network)
 
