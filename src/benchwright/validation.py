@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Literal
 
 from benchwright import yamldoc
-from benchwright.agents.plan import agent_files, check_scenario, load_scenarios
+from benchwright.agents.plan import (
+    agent_files,
+    agent_mounts,
+    check_scenario,
+    load_scenarios,
+    preset_problems,
+)
 from benchwright.config.load import parse_config
 from benchwright.config.model import ExecConfig, ModelSpec, Toggle
 from benchwright.errors import InputError, Problem, UserError
@@ -237,6 +243,8 @@ def check_config(path: Path, ws: Workspace) -> tuple[
         else:
             paths.append(p)
     problems += agent_files(ws, config, path, doc)[1]
+    problems += agent_mounts(ws, config, path, doc)[1]
+    problems += preset_problems(config, path, doc) or _install_problems(config, path, doc)
     enabled = set(config.enabled_criteria())
     for name in config.thresholds:
         if not name.startswith("pass@") and name not in enabled and config.criteria:
@@ -469,3 +477,17 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
                  and (u.task_source, u.task.name, u.language) not in broken]
     survivors.sort(key=lambda s: (s.task_source, s.task, s.language))
     return GoldenReport(len(goldens), failures, survivors, len(mutated), unsupported)
+
+
+def _install_problems(config: ExecConfig, path: Path, doc: yamldoc.Document) -> list[Problem]:
+    """A warning for each preset agent whose CLI is not installed (the run would stop at its
+    preflight)."""
+    from benchwright.agents import tools
+
+    out = []
+    for i, agent in enumerate(config.agents):
+        if agent.preset is not None and tools.installed(agent.preset) is None:
+            out.append(doc.problem(("agents", i, "preset"), f"the {agent.preset} preset's CLI is not installed "
+                                   f"in {tools.tools_root()}", severity="warning",
+                                   hint=f"run `benchwright agents install {agent.preset}`"))
+    return out

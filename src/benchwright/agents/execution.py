@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from benchwright.agents import tools
+from benchwright.agents.home import make_home, remove_home, snapshot
+from benchwright.agents.invocation import Invocation
 from benchwright.agents.outcome import AgentOutcome
 from benchwright.agents.plan import AgentUnit
+from benchwright.agents.preset import ModelRoute
+from benchwright.agents.proxy import ModelProxy
 from benchwright.agents.records import agent_files, agent_records, file_names
 from benchwright.agents.runner import run_agent_task, run_command_agent
+from benchwright.config.settings import Settings
+from benchwright.errors import InfraError
+from benchwright.model import resolve as model_resolve
+from benchwright.registry import registry
 from benchwright.results.record import Record
-from benchwright.sandbox.base import Sandbox
+from benchwright.sandbox.base import Bridge, Mount, Sandbox
 
 AgentDone = tuple[list[Record], dict[str, str]]
 """An agent unit done: its records, and its files' text by path in the run folder."""
@@ -33,9 +44,78 @@ def scratch_root() -> Path:
     return root if mode & 0o001 else Path("/tmp")
 
 
-def command_runner(sandbox: Sandbox) -> AgentRunner:
+class ProxyHolder:
+    """The run's model endpoint, started when the first agent with ``model:`` needs it and
+    stopped with :meth:`stop` (thread-safe)."""
+
+    def __init__(self, start: Callable[[], ModelProxy]) -> None:
+        self._start = start
+        self._proxy: ModelProxy | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> ModelProxy:
+        with self._lock:
+            if self._proxy is None:
+                self._proxy = self._start()
+            return self._proxy
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._proxy is not None:
+                self._proxy.stop()
+                if self._proxy.socket is not None:
+                    shutil.rmtree(self._proxy.socket.parent, ignore_errors=True)
+                self._proxy = None
+
+
+def _invocation(unit: AgentUnit, proxies: ProxyHolder | None, settings: Settings | None,
+                scratch: Path) -> tuple[Invocation, str | None]:
+    """The launch of a command or preset agent: its home, mounts, and (with ``model:``) a key
+    of its own on the run's model endpoint (returned, to close it)."""
+    spec = unit.agent
+    preset = program = version = None
+    mounts = [Mount(Path(m)) for m in unit.mounts]
+    if spec.preset is not None:
+        preset = registry.create("agent-preset", spec.preset)
+        got = tools.installed(spec.preset)
+        if got is None:
+            raise InfraError(f"agent {spec.name!r}: the {spec.preset} preset's CLI is not installed "
+                             f"in {tools.tools_root()}: run `benchwright agents install {spec.preset}`")
+        program, version = got.program, got.version
+        mounts.insert(0, Mount(tools.tool_folder(spec.preset)))
+    home = make_home(scratch)
+    mounts.insert(0, Mount(home, writable=True))
+    route = bridge = key = None
+    if spec.proxied:
+        assert spec.model is not None and proxies is not None and settings is not None
+        resolved = model_resolve.resolve(spec.model, settings)
+        proxy = proxies.get()
+        key, _ = proxy.open(resolved.provider, resolved.model, label=spec.name)
+        route = ModelRoute(f"http://127.0.0.1:{proxy.port}", key, resolved.model)
+        bridge = Bridge(proxy.port, proxy.socket) if proxy.socket is not None else None
+    return Invocation(home, tuple(mounts), route, bridge, preset, program, version, dict(spec.options)), key
+
+
+def command_runner(sandbox: Sandbox, proxies: ProxyHolder | None = None,
+                   settings: Settings | None = None) -> AgentRunner:
+    """Runs command and preset agents; those with ``model:`` reach it through ``proxies``."""
+
     def run(unit: AgentUnit, folder: Path, turns: list[str]) -> AgentOutcome:
-        return run_command_agent(unit.agent, folder, turns, sandbox, files=unit.files)
+        invocation, key = _invocation(unit, proxies, settings, scratch_root())
+        out = AgentOutcome()
+        try:
+            out = run_command_agent(unit.agent, folder, turns, sandbox, files=unit.files,
+                                    invocation=invocation)
+            kept = snapshot(invocation.home)
+            out.home = {"files": kept.files, "skipped": kept.skipped}
+            out.version = invocation.version
+        finally:
+            if key is not None and proxies is not None:
+                meter = proxies.get().close(key)
+                out.model = meter.to_dict()
+                out.tokens_in, out.tokens_out, out.cost_usd = meter.tokens_in, meter.tokens_out, meter.cost_usd
+            remove_home(invocation.home)
+        return out
     return run
 
 

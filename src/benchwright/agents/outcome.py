@@ -30,6 +30,14 @@ class AgentOutcome:
     or a provider's error."""
     error: str | None = None
     """The harness failed (not the agent): the run is an infra_error."""
+    model: dict[str, Any] | None = None
+    """The agent's model traffic through benchwright's endpoint (requests, tokens, cost,
+    latency, failures: :meth:`benchwright.agents.proxy.Meter.to_dict`); None when it has no
+    ``model:``."""
+    version: str | None = None
+    """The installed version of a preset's CLI."""
+    home: dict[str, Any] | None = None
+    """What its private home held after the run (``files`` by path, ``skipped``)."""
     violations: list[str] = field(default_factory=list)
     """What the harness refused of what the agent left in its workspace (a symbolic link where
     a file of the harness goes, a FIFO, a file larger than the harness reads...), each with the

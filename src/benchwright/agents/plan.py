@@ -40,6 +40,8 @@ class AgentUnit:
     agent: AgentSpec
     files: tuple[tuple[str, bytes], ...] = ()
     """The agent's own files (``files:``), by name, for ``$BENCHWRIGHT_AGENT_DIR``."""
+    mounts: tuple[str, ...] = ()
+    """The host folders of the agent's ``mounts:``, resolved and confined (shown read-only)."""
 
     @property
     def task_source(self) -> str:
@@ -133,18 +135,61 @@ def agent_files(ws: Workspace, config: ExecConfig, config_path: Path,
     return own, problems
 
 
+def agent_mounts(ws: Workspace, config: ExecConfig, config_path: Path,
+                 doc: Document | None = None) -> tuple[dict[str, list[Path]], list[Problem]]:
+    """The folders each agent shows read-only (``agents[].mounts``), by agent name, located
+    and confined like every path a file names; a problem for each one missing, not a folder or
+    outside the workspace and the folders the admin allows."""
+    problems: list[Problem] = []
+    out: dict[str, list[Path]] = {}
+    for i, agent in enumerate(config.agents):
+        paths = out.setdefault(agent.name, [])
+        for j, name in enumerate(agent.mounts):
+            line = doc.line_of(("agents", i, "mounts", j)) if doc else None
+            try:
+                path = ws.locate(name, file=config_path, field=f"agents[{i}].mounts[{j}]", line=line)
+            except PathRefused as e:
+                problems += e.problems
+                continue
+            if not path.is_dir():
+                problems.append(Problem(str(config_path), f"agent mount {name!r} is not a folder (looked in "
+                                        f"{ws.root})", path=f"agents[{i}].mounts[{j}]", line=line,
+                                        hint="name a folder of the workspace, or one the admin allows"))
+                continue
+            paths.append(path.resolve())
+    return out, problems
+
+
+def preset_problems(config: ExecConfig, config_path: Path, doc: Document | None = None) -> list[Problem]:
+    """An agent naming a preset that is not registered."""
+    from benchwright.registry import registry
+
+    problems = []
+    known = registry.names("agent-preset")
+    for i, agent in enumerate(config.agents):
+        if agent.preset is not None and agent.preset not in known:
+            problems.append(Problem(str(config_path), f"no agent preset named {agent.preset!r}",
+                                    path=f"agents[{i}].preset", line=doc.line_of(("agents", i, "preset")) if doc else None,
+                                    hint=f"one of: {', '.join(known)} (benchwright list agents)"))
+    return problems
+
+
 def agent_units(ws: Workspace, config: ExecConfig, config_path: Path,
                 scenarios: Sequence[LoadedScenario], doc: Document | None = None) -> list[AgentUnit]:
     """Every task of every scenario for every agent.
 
     Raises:
-        InputError: a file an agent names is missing or outside the workspace.
+        InputError: a file or folder an agent names is missing or outside the workspace, or a
+            preset is unknown.
     """
     paths, problems = agent_files(ws, config, config_path, doc)
+    folders, more = agent_mounts(ws, config, config_path, doc)
+    problems += more + preset_problems(config, config_path, doc)
     if problems:
         raise InputError(problems)
     own = {name: tuple((p.name, p.read_bytes()) for p in found) for name, found in paths.items()}
-    return [AgentUnit(execution_id(s.name, t.name, a.name), s, t, a, own[a.name])
+    shown = {name: tuple(str(p) for p in found) for name, found in folders.items()}
+    return [AgentUnit(execution_id(s.name, t.name, a.name), s, t, a, own[a.name], shown[a.name])
             for s in scenarios for t in s.scenario.tasks for a in config.agents]
 
 

@@ -35,6 +35,8 @@ def agent_files(execution_id: str, result: AgentRunResult) -> dict[str, str]:
     files[f"{own}/trajectory.jsonl"] = "".join(json.dumps(step, default=str) + "\n"
                                                for step in result.outcome.trajectory)
     files[f"{own}/responses.json"] = json.dumps(result.outcome.responses, indent=1)
+    if result.outcome.home is not None:
+        files[f"{own}/home.json"] = json.dumps(result.outcome.home, indent=1)
     if result.judge is not None:
         files[f"{own}/judge.json"] = json.dumps(result.judge, indent=1, default=str)
     return files
@@ -88,7 +90,7 @@ def agent_records(base: dict[str, Any], result: AgentRunResult, files: dict[str,
         "stopped": agent.stopped, "steps": agent.steps, "wall_ms": agent.wall_ms, "cpu_ms": agent.cpu_ms,
         "tokens_in": agent.tokens_in, "tokens_out": agent.tokens_out, "cost_usd": agent.cost_usd,
         "stdout_tail": agent.stdout_tail, "stderr_tail": agent.stderr_tail,
-        "violations": agent.violations,
+        "violations": agent.violations, "model": agent.model, "agent_version": agent.version,
     }
     if result.change is not None:
         run_details["change"] = {**result.change.stat, "paths": result.change.paths()}
@@ -124,7 +126,13 @@ def _judge_text(judge: dict[str, Any]) -> str:
     return f"{judge['verdict']}{mode}: {judge.get('reasoning') or ''}".strip()
 
 
+BADGE_TAIL = 400
+"""How much of the end of the agent's stderr a failed run badge quotes."""
+
+
 def _badge_text(result: AgentRunResult) -> str:
+    """PASS, or FAIL with why: the time limit, the exit status (127: the program was not found),
+    a signal, what the harness refused; and the end of the agent's stderr."""
     agent = result.outcome
     why = []
     if agent.timed_out:
@@ -134,7 +142,12 @@ def _badge_text(result: AgentRunResult) -> str:
     if agent.violations:
         why.append("the harness refused what the agent left in its workspace: "
                    + "; ".join(agent.violations))
+    if agent.model is not None and agent.model.get("failed"):
+        why.append(f"{agent.model['failed']} of its {agent.model.get('requests', 0)} model requests failed")
     if why:
+        said = (agent.stderr_tail or "").strip()
+        if (said and not agent.violations) or (said and agent.stopped is not None):
+            why.append(f"stderr ends: {said[-BADGE_TAIL:]}")
         return "FAIL: " + "; ".join(why)
     return f"PASS: the agent finished (exit status {agent.exit_code})"
 

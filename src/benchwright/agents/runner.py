@@ -16,7 +16,10 @@ from typing import Any
 
 from benchwright.agents.change import Change
 from benchwright.agents.evidence import Evidence, ScorerRow
+from benchwright.agents.home import reader as home_reader
+from benchwright.agents.invocation import Invocation
 from benchwright.agents.outcome import AgentOutcome
+from benchwright.agents.preset import AgentPreset
 from benchwright.agents.scenario import AgentTask, CommandScorer, LlmJudgeNote, Scenario, ScorerBase
 from benchwright.agents.scorer import OUTPUT_TAIL, CommandResult, ScorerContext, ScorerResult
 from benchwright.agents.workspace import AgentWorkspace
@@ -95,20 +98,24 @@ CommandAgentRunner = Callable[[AgentSpec, Path, list[str], Sandbox], AgentOutcom
 
 def run_command_agent(spec: AgentSpec, workspace: Path, turns: list[str], sandbox: Sandbox,
                       environ: dict[str, str] | None = None,
-                      files: tuple[tuple[str, bytes], ...] = ()) -> AgentOutcome:
-    """Run an external agent command once per turn in the workspace's sandbox.
+                      files: tuple[tuple[str, bytes], ...] = (),
+                      invocation: Invocation | None = None) -> AgentOutcome:
+    """Run an external agent command (or a preset's) once per turn in the workspace's sandbox.
 
     Its environment: ``BENCHWRIGHT_PROMPT``, ``BENCHWRIGHT_PROMPT_FILE``,
     ``BENCHWRIGHT_RESPONSE_FILE``, ``BENCHWRIGHT_TRAJECTORY_FILE``, ``BENCHWRIGHT_TURN``,
-    ``BENCHWRIGHT_AGENT_DIR`` (where ``files`` are, its own scripts) and the variables the
-    spec's ``pass_env`` names (from ``environ``; nothing else of the harness's).
+    ``BENCHWRIGHT_AGENT_DIR`` (where ``files`` are, its own scripts), the variables the spec's
+    ``pass_env`` names (from ``environ``; nothing else of the harness's), and with an
+    ``invocation`` its private HOME and model endpoint (:mod:`benchwright.agents.invocation`).
+    A preset's command line, environment and home files come from the preset, and its
+    converter turns what the CLI printed and saved into the trajectory and the response.
     """
     import os
 
     environ = dict(os.environ) if environ is None else environ
-    assert spec.command is not None
     out = AgentOutcome()
     tree = Tree(workspace)
+    preset = invocation.preset if invocation is not None else None
     deadline = time.monotonic() + spec.timeout_s
     for i, prompt in enumerate(turns):
         try:
@@ -118,28 +125,47 @@ def run_command_agent(spec: AgentSpec, workspace: Path, turns: list[str], sandbo
             out.stopped = "the harness could not prepare the turn"
             break
         env = {k: environ[k] for k in spec.pass_env if k in environ}
+        prompt_file = f"{INSIDE}/{AGENT_DIR}/prompt.txt"
         env.update({
             "BENCHWRIGHT_PROMPT": prompt, "BENCHWRIGHT_TURN": str(i + 1),
-            "BENCHWRIGHT_PROMPT_FILE": f"{INSIDE}/{AGENT_DIR}/prompt.txt",
+            "BENCHWRIGHT_PROMPT_FILE": prompt_file,
             "BENCHWRIGHT_RESPONSE_FILE": f"{INSIDE}/{AGENT_DIR}/{RESPONSE}",
             "BENCHWRIGHT_TRAJECTORY_FILE": f"{INSIDE}/{AGENT_DIR}/{TRAJECTORY}",
             "BENCHWRIGHT_AGENT_DIR": f"{INSIDE}/{AGENT_DIR}",
             "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ in the agent's change
         })
+        command = spec.command
+        if invocation is not None:
+            env.update(invocation.env())
+        if preset is not None and invocation is not None:
+            ctx = invocation.context(i + 1, prompt_file, INSIDE)
+            if i == 0:
+                _write_home(invocation.home, preset.home_files(ctx), out.violations)
+            command = preset.command(ctx)
+            env.update(preset.environment(ctx))
+        assert command is not None
         left = max(deadline - time.monotonic(), 1.0)
+        cap = invocation.stdout_cap if invocation is not None else 1024 * 1024
         proc: ProcessResult = sandbox.run_in(
-            workspace, ["/bin/sh", "-c", spec.command], env=env, network=spec.network,
-            limits=SandboxLimits(wall_s=left, memory_mb=0, output_bytes=1024 * 1024,
-                                 file_size_mb=256, processes=512))
+            workspace, ["/bin/sh", "-c", command], env=env, network=spec.grants_network,
+            limits=SandboxLimits(wall_s=left, memory_mb=0, output_bytes=cap,
+                                 file_size_mb=256, processes=512),
+            mounts=invocation.mounts if invocation is not None else (),
+            bridge=invocation.bridge if invocation is not None and not spec.grants_network else None)
         out.wall_ms += proc.wall_ms
         out.cpu_ms = (out.cpu_ms or 0.0) + proc.cpu_ms
         out.exit_code, out.timed_out = proc.exit_code, proc.timed_out
         out.stdout_tail, out.stderr_tail = tail(proc.stdout), tail(proc.stderr)
-        response = _read(tree, f"{AGENT_DIR}/{RESPONSE}", RESPONSE_CAP, out.violations)
-        out.responses.append(response.decode(errors="replace") if response is not None
-                             else out.stdout_tail)
-        steps = _read(tree, f"{AGENT_DIR}/{TRAJECTORY}", TRAJECTORY_CAP, out.violations)
-        out.trajectory += _trajectory(steps, i + 1) if steps is not None else []
+        if preset is not None and invocation is not None:
+            steps, response = _converted(preset, proc.stdout, invocation, i + 1, prompt_file)
+            out.responses.append(response if response is not None else out.stdout_tail)
+            out.trajectory += steps
+        else:
+            response_bytes = _read(tree, f"{AGENT_DIR}/{RESPONSE}", RESPONSE_CAP, out.violations)
+            out.responses.append(response_bytes.decode(errors="replace") if response_bytes is not None
+                                 else out.stdout_tail)
+            got = _read(tree, f"{AGENT_DIR}/{TRAJECTORY}", TRAJECTORY_CAP, out.violations)
+            out.trajectory += _trajectory(got, i + 1) if got is not None else []
         out.steps = len(out.trajectory)
         if proc.timed_out:
             out.stopped = "timeout"
@@ -147,8 +173,35 @@ def run_command_agent(spec: AgentSpec, workspace: Path, turns: list[str], sandbo
         if proc.exit_code != 0:
             out.stopped = f"exit status {proc.exit_code}" if proc.exit_code is not None else \
                 f"killed by signal {proc.signal}"
+            if proc.exit_code == 127:
+                out.stopped += " (the shell did not find the agent's program: see the stderr tail)"
             break
     return out
+
+
+def _write_home(home: Path, files: dict[str, bytes], violations: list[str]) -> None:
+    """A preset's configuration files, into the agent's home (before its first turn)."""
+    tree = Tree(home)
+    for rel, data in files.items():
+        try:
+            found = tree.write(rel, data, mode=0o644)
+        except UnsafeFile as e:
+            violations.append(f"the preset's file {rel} could not be written: {e}")
+            continue
+        violations += [f"home: {o.describe()} (removed, not followed)" for o in found if o.suspicious]
+
+
+def _converted(preset: AgentPreset, stdout: bytes, invocation: Invocation, turn: int,
+               prompt_file: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The preset's conversion of a turn; a converter that fails keeps the output as text."""
+    try:
+        got = preset.convert(stdout, home_reader(invocation.home), invocation.context(turn, prompt_file, INSIDE))
+        steps = [{"turn": turn, **s} for s in got.steps[:TRAJECTORY_STEPS] if isinstance(s, dict)]
+        return steps, got.response
+    except Exception as e:  # a preset's bug must not lose the run
+        text = stdout.decode(errors="replace")
+        return [{"turn": turn, "kind": "message", "text": text[-STEP_TEXT:],
+                 "note": f"the {preset.name} converter failed: {type(e).__name__}: {e}"}], None
 
 
 def _prepare_turn(tree: Tree, prompt: str, files: tuple[tuple[str, bytes], ...], turn: int,

@@ -99,31 +99,65 @@ class Limits(Strict):
 
 
 class AgentSpec(Strict):
-    """A coding agent under test: an external command, or the built-in loop over a model."""
+    """A coding agent under test: a preset (a known agent CLI), an external command, or the
+    built-in loop over a model."""
 
-    name: str = Field(min_length=1, description="the agent's label in results")
+    name: str = Field(default="", description="the agent's label in results (default: "
+                                             "`preset:model`)")
+    preset: str | None = Field(default=None, min_length=1,
+                               description="a known agent CLI (`benchwright list agents`), installed "
+                                           "with `benchwright agents install NAME`")
     command: str | None = Field(default=None, min_length=1,
-                                description="a shell command run in the workspace (sandboxed, network allowed)")
+                                description="a shell command run in the workspace (sandboxed)")
     builtin: bool = Field(default=False, description="the built-in agent loop over `model`")
-    model: str | None = Field(default=None, description="provider/model of the built-in agent")
+    model: str | None = Field(default=None, description="provider/model the agent works with: the "
+                                                        "built-in loop's, or the one a preset or a "
+                                                        "command reaches through benchwright's "
+                                                        "loopback model endpoint")
+    options: dict[str, Any] = Field(default_factory=dict,
+                                    description="preset-specific options (docs/agents/<preset>.md)")
     timeout_s: int = Field(default=900, ge=1, le=86_400, description="wall seconds for the agent's whole run")
     max_steps: int = Field(default=30, ge=1, le=10_000, description="built-in agent: tool calls in all")
     max_tokens: int = Field(default=200_000, ge=1, description="built-in agent: prompt + completion tokens in all")
-    network: bool = Field(default=True, description="a command agent may reach the network (its API)")
+    network: bool | None = Field(default=None, description=(
+        "the agent may reach the network; default: no for a preset or an agent with `model:` "
+        "(it reaches its model through benchwright's endpoint), yes for a bare command"))
     pass_env: StrList = Field(default_factory=list,
                               description="environment variables handed to a command agent (its API key)")
     files: StrList = Field(default_factory=list,
                            description="files (relative to the workspace) a command agent finds in "
                                        "$BENCHWRIGHT_AGENT_DIR, e.g. its own script")
+    mounts: StrList = Field(default_factory=list,
+                            description="host folders (inside the workspace or a folder the admin "
+                                        "allows) shown read-only to the agent at the same path")
 
     @model_validator(mode="after")
     def _kind(self) -> AgentSpec:
-        if self.builtin == (self.command is not None):
-            raise ValueError("an agent has either `command:` (an external agent) or `builtin: true` "
-                             "with `model:` (the built-in loop)")
-        if self.builtin and not self.model:
-            raise ValueError("the built-in agent needs `model: provider/model`")
+        kinds = [k for k, on in (("preset", self.preset is not None), ("command", self.command is not None),
+                                 ("builtin", self.builtin)) if on]
+        if len(kinds) != 1:
+            raise ValueError("an agent has exactly one of `preset:` (a known agent CLI, with `model:`), "
+                             "`command:` (an external agent) or `builtin: true` with `model:` (the "
+                             "built-in loop)" + (f"; this one has {' and '.join(kinds)}" if kinds else ""))
+        if (self.builtin or self.preset is not None) and not self.model:
+            raise ValueError(f"the {'built-in agent' if self.builtin else f'preset {self.preset!r}'} "
+                             "needs `model: provider/model`")
+        if not self.name:
+            if self.preset is None:
+                raise ValueError("an agent needs `name:` (its label in results)")
+            self.name = f"{self.preset}:{self.model}"
         return self
+
+    @property
+    def proxied(self) -> bool:
+        """It reaches its model through benchwright's loopback endpoint (a preset, or a command
+        with ``model:``)."""
+        return not self.builtin and self.model is not None
+
+    @property
+    def grants_network(self) -> bool:
+        """Whether its sandbox shares the host's network."""
+        return self.network if self.network is not None else not self.proxied
 
 
 class ExecConfig(Strict):

@@ -451,12 +451,28 @@ def slice_tables(summary: dict[str, Any]) -> list[Table]:
 
 
 GATE_COLUMNS = ("objective", "judge", "run-badge")
+GATE_HEADER = ("Scenario", "Task", "Agent", "Objective", "Judge", "Run badge", "",
+               "Model use", "Why the run badge failed")
+"""The columns of :func:`gate_rows`."""
 DISAGREE = "≠ gates disagree"
 
 
+def model_use(row: dict[str, Any]) -> str:
+    """An agent run's model traffic through benchwright's endpoint: requests, tokens, cost."""
+    if row.get("model_requests") is None and row.get("tokens_in") is None:
+        return NONE
+    parts = [f"{row.get('model_requests') or 0} req"]
+    if row.get("tokens_in") is not None or row.get("tokens_out") is not None:
+        parts.append(f"{int(row.get('tokens_in') or 0):,} in / {int(row.get('tokens_out') or 0):,} out tok")
+    if row.get("cost_usd") is not None:
+        parts.append(f"${float(row['cost_usd']):.4f}")
+    return ", ".join(parts)
+
+
 def gate_rows(summary: dict[str, Any]) -> list[list[str]]:
-    """Per agent and task: scenario, task, agent, the three gates (objective with its mean
-    score), and a mark where they disagree."""
+    """Per agent and task (:data:`GATE_HEADER`): scenario, task, agent, the three gates
+    (objective with its mean score), a mark where they disagree, the agent's model use, and why
+    the run badge failed (exit status, timeout, missing program, the end of stderr)."""
     out = []
     for row in summary.get("agents") or []:
         objective = str(row.get("objective") or NONE)
@@ -464,7 +480,8 @@ def gate_rows(summary: dict[str, Any]) -> list[list[str]]:
             objective += f" ({float(row['objective_score']):.2f})"
         out.append([str(row.get("scenario")), str(row.get("task")), str(row.get("agent")), objective,
                     str(row.get("judge") or NONE), str(row.get("run-badge") or NONE),
-                    DISAGREE if row.get("disagree") else ""])
+                    DISAGREE if row.get("disagree") else "", model_use(row),
+                    str(row.get("badge_reason") or "")])
     return out
 
 
@@ -474,12 +491,12 @@ def gates_table(summary: dict[str, Any]) -> Table | None:
     if not body:
         return None
     table = Table(title="Coding agents: the three gates")
-    for column in ("Scenario", "Task", "Agent", "Objective", "Judge", "Run badge", ""):
-        table.add_column(column)
+    for column in GATE_HEADER:
+        table.add_column(column, overflow="fold")
     colour = {"PASS": "green", "FAIL": "red"}
     for row in body:
         cells = [Text(c, style=colour.get(c.split(" ")[0], "")) for c in row[:6]]
-        table.add_row(*cells, Text(row[6], style="bold yellow"))
+        table.add_row(*cells, Text(row[6], style="bold yellow"), Text(row[7]), Text(row[8], style="red"))
     return table
 
 
@@ -530,8 +547,7 @@ def report_markdown(summary: dict[str, Any], power: bool = False) -> str:
     gates = gate_rows(summary)
     if gates:
         lines += ["", "### Coding agents: the three gates", ""]
-        lines += _md_table(["Scenario", "Task", "Agent", "Objective", "Judge", "Run badge", ""], gates,
-                           right_from=7)
+        lines += _md_table(list(GATE_HEADER), gates, right_from=len(GATE_HEADER))
     for key, table_data in slices(summary).items():
         lines += ["", f"### Pass rate by {key}", ""]
         sbody = [[label, *[format_value(per.get(m), None, percent=True) for m in models]]

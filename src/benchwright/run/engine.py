@@ -25,6 +25,7 @@ from benchwright.agents.plan import (
     load_scenarios,
     thaw,
 )
+from benchwright.agents.preflight import agent_problems, installed_version
 from benchwright.agents.records import write_agent_files
 from benchwright.agents.session import agent_gates
 from benchwright.config.load import config_from_data, load_config
@@ -220,7 +221,10 @@ def prepare(ws: Workspace, config_path: Path, tasks: Sequence[str] = (),
         plan = narrowed_plan(ws, config, config_path, sources, narrowing, doc)
     units = agent_units(ws, config, config_path, scenarios, doc)
     providers = checked_providers(ws, plan, units, config, narrowing)
-    return Prepared(ws, config_path, config, sources, plan, providers, make_sandbox(ws), scenarios, units,
+    sandbox = make_sandbox(ws)
+    if units and (missing := agent_problems(units, sandbox)):
+        raise UserError("\n".join(missing))
+    return Prepared(ws, config_path, config, sources, plan, providers, sandbox, scenarios, units,
                     narrowing)
 
 
@@ -333,7 +337,8 @@ def manifest(prep: Prepared, run_id: str, tasks: Sequence[str]) -> dict[str, Any
         "sandbox": {"backend": prep.sandbox.name, "isolation": prep.sandbox.isolation},
         "toolchains": _toolchains(prep.plan),
         "samples": len(prep.plan.units) + len(prep.agent_units),
-        "agents": [a.model_dump(mode="json", exclude_none=True) for a in prep.config.agents],
+        "agents": [{**a.model_dump(mode="json", exclude_none=True), **installed_version(a)}
+                   for a in prep.config.agents],
         "scenarios": frozen_scorers(prep.scenarios),
     }
 

@@ -9,6 +9,7 @@ from benchwright.results.compare import Delta, format_interval, format_p
 from benchwright.results.reasons import notes as reason_notes
 from benchwright.results.report import (
     CI_SUFFIX,
+    GATE_HEADER,
     format_value,
     gate_rows,
     interval_note,
@@ -227,6 +228,12 @@ def register(service: Service, *, auth_on: bool) -> None:
         gates = gate_rows(summary)
         if gates:
             ui.label("Coding agents: the three gates").classes("text-lg")
+            gate_columns = [{"name": f"g{i}", "label": label or "Gates", "field": f"g{i}", "align": "left",
+                             "style": "white-space: normal; max-width: 28rem"}
+                            for i, label in enumerate(GATE_HEADER)]
+            ui.table(columns=gate_columns, row_key="key", rows=[
+                {"key": str(n), **{f"g{i}": cell for i, cell in enumerate(row)}} for n, row in enumerate(gates)
+            ]).classes("w-full").props('data-testid="gates" dense flat wrap-cells')
         failures = summary.get("failures") or {}
         if failures:
             ui.label("Why samples failed").classes("text-lg")
