@@ -70,7 +70,8 @@ def tools_root() -> Path:
     return Path(data) / "benchwright" / "agents"
 
 
-def preset_dir(name: str, root: Path | None = None) -> Path:
+def tool_folder(name: str, root: Path | None = None) -> Path:
+    """The folder of a preset's install: ``<tools root>/<name>`` (what the sandbox mounts)."""
     return (root if root is not None else tools_root()) / name
 
 
@@ -78,7 +79,7 @@ def installed(name: str, root: Path | None = None) -> Installed | None:
     """The preset's install record, or None when it is missing or unreadable."""
     try:
         return Installed.model_validate_json(
-            (preset_dir(name, root) / RECORD).read_bytes()[:1_000_000])
+            (tool_folder(name, root) / RECORD).read_bytes()[:1_000_000])
     except (OSError, ValidationError, ValueError):
         return None
 
@@ -91,7 +92,7 @@ def install(preset: AgentPreset | type[AgentPreset], *, version: str | None = No
     """Install the preset's package (its pinned version unless ``version``) into its folder."""
     package = preset.package
     wanted = version or package.version
-    final = preset_dir(preset.name, root)
+    final = tool_folder(preset.name, root)
     final.parent.mkdir(parents=True, exist_ok=True)
     _world_readable(final.parent)
     build = Path(tempfile.mkdtemp(prefix=f".{preset.name}.", dir=final.parent))

@@ -41,13 +41,13 @@ def install(
 ) -> None:
     """Install a preset's agent CLI into the tools folder the sandbox shows read-only."""
     from benchwright.agents.tools import install as do_install
-    from benchwright.agents.tools import preset_dir
+    from benchwright.agents.tools import tool_folder
 
     preset = _preset(name)
     package = preset.package
     wanted = version or package.version
     err.print(f"installing {escape(package.name)} {escape(wanted)} ({package.ecosystem}) "
-              f"into {escape(str(preset_dir(name, tools)))}")
+              f"into {escape(str(tool_folder(name, tools)))}")
     with err.status(f"{package.ecosystem} install {escape(package.name)}") as status:
         def on_line(line: str) -> None:
             status.update(escape(line[:120]))
