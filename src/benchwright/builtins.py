@@ -18,6 +18,7 @@ IMPORTER_MODULES = ("humaneval", "humaneval_x", "jsonl", "mbpp", "evalplus", "cr
 def register(reg: Registry) -> None:
     import importlib
 
+    from benchwright.agents.presets import PRESETS
     from benchwright.agents.scorers import SCORERS
     from benchwright.lang.bash import BashLanguage
     from benchwright.lang.c import CLanguage, CppLanguage
@@ -55,6 +56,8 @@ def register(reg: Registry) -> None:
     reg.add("sandbox", "bwrap", BwrapSandbox)
     reg.add("sandbox", "unshare", UnshareSandbox)
     reg.add("sandbox", "rlimit", RlimitSandbox)
+    for preset in PRESETS:
+        reg.add("agent-preset", preset.name, preset)
     for scorer in SCORERS:
         reg.add("scorer", scorer.type, scorer)
     reg.add("executor", "local", LocalExecutor, "this machine: a process per core, asyncio for generation")

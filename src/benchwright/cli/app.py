@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from benchwright import __version__
-from benchwright.cli import cache_cmd, doctor_cmd, narrowing_opts, token_cmd
+from benchwright.cli import agents_cmd, cache_cmd, doctor_cmd, narrowing_opts, token_cmd
 from benchwright.errors import BenchwrightError, InputError, MissingDependency, UserError
 from benchwright.server.guard import MAX_BODY_MB
 from benchwright.workspace import Workspace
@@ -37,6 +37,10 @@ app.add_typer(token_app, name="token")
 token_app.command("create")(token_cmd.create)
 token_app.command("list")(token_cmd.list_tokens)
 token_app.command("revoke")(token_cmd.revoke)
+agents_app = typer.Typer(help="Agent CLIs of the presets: install them, list them.", no_args_is_help=True)
+app.add_typer(agents_app, name="agents")
+agents_app.command("install")(agents_cmd.install)
+agents_app.command("list")(agents_cmd.list_agents)
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -478,14 +482,15 @@ def compare(
 
 @app.command(name="list")
 def list_plugins(
-    kind: Annotated[str | None, typer.Argument(help="criteria, scorers, providers, languages, sandboxes, executors or importers.")] = None,
+    kind: Annotated[str | None, typer.Argument(help="criteria, scorers, providers, languages, sandboxes, executors, importers or agents.")] = None,
 ) -> None:
     """List installed plug-ins."""
     from rich.table import Table
 
     from benchwright.registry import KINDS, Kind, registry
 
-    aliases: dict[str, Kind] = {**{k: k for k in KINDS}, **{f"{k}s": k for k in KINDS}, "criteria": "criterion"}
+    aliases: dict[str, Kind] = {**{k: k for k in KINDS}, **{f"{k}s": k for k in KINDS}, "criteria": "criterion",
+                               "agents": "agent-preset"}
     if kind is not None and kind not in aliases:
         raise UserError(f"unknown kind {kind!r}; choose from {', '.join(sorted(aliases))}")
     wanted = [aliases[kind]] if kind is not None else list(KINDS)
@@ -497,6 +502,9 @@ def list_plugins(
         return
     if wanted == ["importer"]:
         out.print(_importers_table())
+        return
+    if wanted == ["agent-preset"]:
+        out.print(agents_cmd.table())
         return
     from rich.markup import escape
 
