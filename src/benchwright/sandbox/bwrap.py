@@ -35,6 +35,7 @@ and ``--proc`` about 1 ms.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from benchwright.sandbox.base import SandboxLimits
@@ -47,6 +48,7 @@ from benchwright.sandbox.isolated import (
     INSIDE_UID,
     INSIDE_WORK,
     IsolatedSandbox,
+    Shown,
     SystemView,
     init_shell,
     tmp_size_bytes,
@@ -63,7 +65,7 @@ class BwrapSandbox(IsolatedSandbox):
 
     def _wrap(
         self, argv: list[str], root: Path, work: Path, view: SystemView, limits: SandboxLimits,
-        env: dict[str, str], *, network: bool = False,
+        env: dict[str, str], *, network: bool = False, shown: Sequence[Shown] = (),
     ) -> list[str]:
         cmd = [
             "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
@@ -83,6 +85,10 @@ class BwrapSandbox(IsolatedSandbox):
             "--size", str(tmp_size_bytes(limits)), "--tmpfs", "/dev/shm",
             "--mqueue", "/dev/mqueue", "--remount-ro", "/dev",
             "--size", str(tmp_size_bytes(limits)), "--tmpfs", INSIDE_TMP,
+        ]
+        for mount in shown:  # after the tmpfs: a mount under /tmp lands on top of it
+            cmd += ["--bind" if mount.writable else "--ro-bind", mount.source, mount.inside]
+        cmd += [
             "--bind", str(work), INSIDE_WORK, "--chdir", INSIDE_WORK,
             "--ro-bind", init_shell(root), INSIDE_INIT,
             *(["--ro-bind", str(root / "cmd"), INSIDE_CMD] if (root / "cmd").exists() else []),
