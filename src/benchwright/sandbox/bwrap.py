@@ -15,9 +15,17 @@ broken for reading::
           --proc /proc --dev /dev --size BYTES --tmpfs /dev/shm --mqueue /dev/mqueue
           --remount-ro /dev
           --size BYTES --tmpfs /tmp
+          --ro-bind MOUNT INSIDE ... --bind WRITABLE INSIDE ...   (run_in's mounts, and the
+                                                                   bridge's socket folder at
+                                                                   /bw-bridge: read-only)
           --bind RUN/work /work --chdir /work --ro-bind RUN/init /bw-init --remount-ro /
           --setenv PATH ... --setenv LANG ... --setenv HOME /work --setenv TMPDIR /tmp ...
           -- /bw-init -c INIT bw-init COMMAND...
+
+The mounts come after the tmpfs ``/tmp``, so one under ``/tmp`` lands on top of it; bwrap makes
+their mount points (in its root tmpfs, or in the private ``/tmp``) before ``--remount-ro /``.
+``--ro-bind`` is recursive and makes every submount read-only too. With a bridge, COMMAND is
+the forwarder of :mod:`.bridge` followed by the command (see :mod:`.isolated`).
 
 ``--unshare-all`` gives new user, mount, PID, network
 (only ``lo``), IPC, UTS and cgroup namespaces; ``--disable-userns`` forbids nested user

@@ -18,6 +18,30 @@ same small world:
   namespace's POSIX message queues), a size-limited tmpfs at
   ``/tmp`` and the work folder (the run's ``files``) read-write at :data:`INSIDE_WORK`, which
   is also the working directory and ``HOME``. Everything else is read-only.
+* **Mounts** (:meth:`~benchwright.sandbox.base.Sandbox.run_in` only, what the caller asks
+  for and nothing more): each :class:`~benchwright.sandbox.base.Mount`'s host folder at
+  ``mount.inside`` (its host path, or its ``target``: these backends remap), non-recursively
+  under unshare. Read-only unless ``writable``; a writable one is handed to the run's uid on
+  every run when the harness is root, like the work folder (with ``lchown``: a link the
+  command left is never followed). The harness checks before the run that the source is an
+  existing folder the run's uid can reach (a root harness: ``o+x`` on every folder of its
+  path, and on the folder itself when it is read-only; its files need ``o+r`` to be read), that
+  the target is absolute, normalised, neither ``/``, ``/tmp`` itself, nor at or under the
+  sandbox's own folders (:data:`RESERVED`, the system view), that no mount nests in another,
+  and never mounts a system folder (:data:`SYSTEM_TREES`, :data:`TOP_FOLDERS`) writable: an
+  ``InfraError`` otherwise. A mount under ``/tmp`` lies on top of the private tmpfs. A program
+  in a mount resolves like a system one (``_check_program``).
+* **Bridge** (``run_in`` without ``network``): the folder of ``bridge.socket`` is shown
+  read-only at :data:`INSIDE_BRIDGE` and the command becomes ``/usr/bin/python3 -I -S -c
+  FORWARDER PORT /bw-bridge/<socket name> -- COMMAND...`` (:mod:`.bridge`): it listens on the
+  sandbox's own ``127.0.0.1:PORT``, leaves an orphaned server that connects each accepted
+  connection to the socket, and executes the command, which thus starts once the port
+  listens and is still the child of PID 1 whose status is reported. That port and that socket
+  are all the command reaches; the network namespace is still its own. When the harness is
+  root the socket must be connectable by the run's uid: mode ``0o666``, in a folder of its own
+  (``0o711``, with ``o+x`` above it), or the run is an ``InfraError`` naming that. The port is
+  1024-65535 (the command has no privilege). With ``network`` the bridge does nothing: the
+  caller's server listens on the host's ``127.0.0.1:PORT`` too.
 * **Identity**: when the harness is root the command runs as a host uid/gid of its own
   (:func:`sandbox_uid`, no supplementary groups), dropped in the forked child *before* the
   wrapper is executed, i.e. before the namespaces are made (what ``setpriv --reuid=U

@@ -15,6 +15,9 @@ SETUP, inside the new namespaces (as uid 0 of the new user namespace, i.e. host 
     mount --fstab RUN/fstab -a          # the skeleton bound onto itself read-only, /usr, the
                                         # /etc pieces and devices read-only binds, a fresh
                                         # /proc, tmpfs /dev/shm and /tmp, RUN/work at /work
+                                        # then run_in's mounts (and a bridge's socket folder
+                                        # at /bw-bridge): bind,ro or bind (never rbind, whose
+                                        # submounts mount(8) would leave writable), nosuid,nodev
     ip link set lo up                   # where iproute2 is installed (else lo stays down)
     cd RUN/root && pivot_root . . && umount -l . && cd /work    # the host's root is gone
     printf READY >&2
@@ -22,6 +25,11 @@ SETUP, inside the new namespaces (as uid 0 of the new user namespace, i.e. host 
         COMMAND... &                    # with the standard streams; this shell (PID 1) then
     exec </dev/null >/dev/null 2>&1     # holds none of them (see isolated.INIT)
     wait $!; exit $?
+
+A mount's mount point is made in the skeleton before the run (which is read-only once bound),
+except under ``/tmp``: the tmpfs mounted there in the namespace would hide it, so its fstab
+entry carries ``X-mount.mkdir`` and ``mount`` makes it in the tmpfs. A bridge needs the
+loopback up: without ``ip`` on the host it is an ``InfraError``.
 
 ``pivot_root`` followed by a lazy unmount of the old root leaves nothing of the host reachable
 (a ``chroot`` could be escaped by a process with capabilities in the namespace). ``setpriv``
