@@ -27,6 +27,9 @@ REPO = Path(__file__).resolve().parents[1]
 NOBODY = 65534
 SYSTEM_PYTHON = "/usr/bin/python3"
 
+SCRIPTS = ("hostile.py", "mounts_probe.py")
+"""The standalone scripts of ``tests/sandbox`` that :func:`run_script` runs."""
+
 HARNESS_USERS = ["root", "unprivileged"] if os.getuid() == 0 else ["unprivileged"]
 """The ways the harness runs in these tests: the user the suite runs as, and an unprivileged
 user when that is root."""
@@ -41,7 +44,8 @@ def _copy() -> Path:
 
     shutil.copytree(Path(benchwright.__file__).parent, home / "benchwright",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(REPO / "tests" / "sandbox" / "hostile.py", home / "hostile.py")
+    for script in SCRIPTS:
+        shutil.copy(REPO / "tests" / "sandbox" / script, home / script)
     for folder, _dirs, files in os.walk(home):
         os.chmod(folder, 0o755)
         for name in files:
@@ -50,7 +54,7 @@ def _copy() -> Path:
 
 
 def run_script(script: str, *args: str, user: str, timeout: float = 600) -> Any:
-    """Run one of the scripts copied by :func:`_copy` (``hostile.py``) with ``args`` as
+    """Run one of the scripts copied by :func:`_copy` (:data:`SCRIPTS`) with ``args`` as
     ``user`` (one of :data:`HARNESS_USERS`) and return the JSON it printed last."""
     if user == "root" or os.getuid() != 0:
         import sys

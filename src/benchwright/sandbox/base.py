@@ -70,7 +70,10 @@ class Bridge:
     port: int
     """``127.0.0.1:port`` inside the sandbox (with the host's network: the host's own port)."""
     socket: Path
-    """The host's Unix socket it forwards to (the socket's folder is shown read-only)."""
+    """The host's Unix socket it forwards to. Its folder is shown read-only inside (at
+    ``/bw-bridge`` in the isolating backends), so give the socket a folder of its own; when the
+    harness is root the run's uid must connect to it: make the socket ``0o666`` in a ``0o711``
+    folder every user can pass through."""
 
 
 @dataclass(frozen=True)

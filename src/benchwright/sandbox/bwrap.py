@@ -15,9 +15,17 @@ broken for reading::
           --proc /proc --dev /dev --size BYTES --tmpfs /dev/shm --mqueue /dev/mqueue
           --remount-ro /dev
           --size BYTES --tmpfs /tmp
+          --ro-bind MOUNT INSIDE ... --bind WRITABLE INSIDE ...   (run_in's mounts, and the
+                                                                   bridge's socket folder at
+                                                                   /bw-bridge: read-only)
           --bind RUN/work /work --chdir /work --ro-bind RUN/init /bw-init --remount-ro /
           --setenv PATH ... --setenv LANG ... --setenv HOME /work --setenv TMPDIR /tmp ...
           -- /bw-init -c INIT bw-init COMMAND...
+
+The mounts come after the tmpfs ``/tmp``, so one under ``/tmp`` lands on top of it; bwrap makes
+their mount points (in its root tmpfs, or in the private ``/tmp``) before ``--remount-ro /``.
+``--ro-bind`` is recursive and makes every submount read-only too. With a bridge, COMMAND is
+the forwarder of :mod:`.bridge` followed by the command (see :mod:`.isolated`).
 
 ``--unshare-all`` gives new user, mount, PID, network
 (only ``lo``), IPC, UTS and cgroup namespaces; ``--disable-userns`` forbids nested user
@@ -35,6 +43,7 @@ and ``--proc`` about 1 ms.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from benchwright.sandbox.base import SandboxLimits
@@ -47,6 +56,7 @@ from benchwright.sandbox.isolated import (
     INSIDE_UID,
     INSIDE_WORK,
     IsolatedSandbox,
+    Shown,
     SystemView,
     init_shell,
     tmp_size_bytes,
@@ -63,7 +73,7 @@ class BwrapSandbox(IsolatedSandbox):
 
     def _wrap(
         self, argv: list[str], root: Path, work: Path, view: SystemView, limits: SandboxLimits,
-        env: dict[str, str], *, network: bool = False,
+        env: dict[str, str], *, network: bool = False, shown: Sequence[Shown] = (),
     ) -> list[str]:
         cmd = [
             "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
@@ -83,6 +93,10 @@ class BwrapSandbox(IsolatedSandbox):
             "--size", str(tmp_size_bytes(limits)), "--tmpfs", "/dev/shm",
             "--mqueue", "/dev/mqueue", "--remount-ro", "/dev",
             "--size", str(tmp_size_bytes(limits)), "--tmpfs", INSIDE_TMP,
+        ]
+        for mount in shown:  # after the tmpfs: a mount under /tmp lands on top of it
+            cmd += ["--bind" if mount.writable else "--ro-bind", mount.source, mount.inside]
+        cmd += [
             "--bind", str(work), INSIDE_WORK, "--chdir", INSIDE_WORK,
             "--ro-bind", init_shell(root), INSIDE_INIT,
             *(["--ro-bind", str(root / "cmd"), INSIDE_CMD] if (root / "cmd").exists() else []),

@@ -18,6 +18,30 @@ same small world:
   namespace's POSIX message queues), a size-limited tmpfs at
   ``/tmp`` and the work folder (the run's ``files``) read-write at :data:`INSIDE_WORK`, which
   is also the working directory and ``HOME``. Everything else is read-only.
+* **Mounts** (:meth:`~benchwright.sandbox.base.Sandbox.run_in` only, what the caller asks
+  for and nothing more): each :class:`~benchwright.sandbox.base.Mount`'s host folder at
+  ``mount.inside`` (its host path, or its ``target``: these backends remap), non-recursively
+  under unshare. Read-only unless ``writable``; a writable one is handed to the run's uid on
+  every run when the harness is root, like the work folder (with ``lchown``: a link the
+  command left is never followed). The harness checks before the run that the source is an
+  existing folder the run's uid can reach (a root harness: ``o+x`` on every folder of its
+  path, and on the folder itself when it is read-only; its files need ``o+r`` to be read), that
+  the target is absolute, normalised, neither ``/``, ``/tmp`` itself, nor at or under the
+  sandbox's own folders (:data:`RESERVED`, the system view), that no mount nests in another,
+  and never mounts a system folder (:data:`SYSTEM_TREES`, :data:`TOP_FOLDERS`) writable: an
+  ``InfraError`` otherwise. A mount under ``/tmp`` lies on top of the private tmpfs. A program
+  in a mount resolves like a system one (``_check_program``).
+* **Bridge** (``run_in`` without ``network``): the folder of ``bridge.socket`` is shown
+  read-only at :data:`INSIDE_BRIDGE` and the command becomes ``/usr/bin/python3 -I -S -c
+  FORWARDER PORT /bw-bridge/<socket name> -- COMMAND...`` (:mod:`.bridge`): it listens on the
+  sandbox's own ``127.0.0.1:PORT``, leaves an orphaned server that connects each accepted
+  connection to the socket, and executes the command, which thus starts once the port
+  listens and is still the child of PID 1 whose status is reported. That port and that socket
+  are all the command reaches; the network namespace is still its own. When the harness is
+  root the socket must be connectable by the run's uid: mode ``0o666``, in a folder of its own
+  (``0o711``, with ``o+x`` above it), or the run is an ``InfraError`` naming that. The port is
+  1024-65535 (the command has no privilege). With ``network`` the bridge does nothing: the
+  caller's server listens on the host's ``127.0.0.1:PORT`` too.
 * **Identity**: when the harness is root the command runs as a host uid/gid of its own
   (:func:`sandbox_uid`, no supplementary groups), dropped in the forked child *before* the
   wrapper is executed, i.e. before the namespaces are made (what ``setpriv --reuid=U
@@ -52,14 +76,17 @@ import glob
 import itertools
 import os
 import shutil
+import stat
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from benchwright.errors import InfraError
 from benchwright.safefs import chown_tree
-from benchwright.sandbox.base import GUARANTEES, ProcessResult, SandboxLimits
+from benchwright.sandbox import bridge as forwarder
+from benchwright.sandbox.base import GUARANTEES, Bridge, Mount, ProcessResult, SandboxLimits
 from benchwright.sandbox.rlimit import BASE_ENV, Launch, RlimitSandbox, write_files
 
 INSIDE_WORK = "/work"
@@ -113,6 +140,19 @@ INSIDE_INIT = "/bw-init"
 """Where the bwrap sandbox's PID 1 program is: :func:`init_shell`."""
 INSIDE_CMD = "/bw-cmd"
 """Where an undumpable command's program is (``Sandbox.run(undumpable=True)``)."""
+INSIDE_BRIDGE = "/bw-bridge"
+"""Where the folder of a :class:`~benchwright.sandbox.base.Bridge`'s socket is shown, read-only
+(the socket itself is ``/bw-bridge/<its name>``)."""
+RESERVED = ("/proc", "/dev", "/etc", "/sys", INSIDE_WORK, INSIDE_INIT, INSIDE_CMD, INSIDE_BRIDGE)
+"""Inside paths a mount may neither be at nor under (nor at ``/`` or ``/tmp`` itself, nor in
+the system view)."""
+SYSTEM_TREES = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot",
+                "/proc", "/sys", "/dev")
+"""Host folders never mounted writable, nor anything in them (a root harness hands a writable
+mount to the run's uid)."""
+TOP_FOLDERS = (*SYSTEM_TREES, "/var", "/home", "/root", "/tmp", "/opt", "/srv", "/run", "/mnt",
+               "/media")
+"""Host folders never mounted writable themselves, nor any folder above them (``/``)."""
 _counter = itertools.count()
 
 
@@ -189,9 +229,36 @@ NETWORK_FILES = ("/etc/resolv.conf", "/etc/ssl", "/etc/ca-certificates", "/etc/g
 """Shown read-only to a command granted the network (:meth:`Sandbox.run_in`)."""
 
 
+@dataclass(frozen=True)
+class Shown:
+    """A host folder shown inside at ``inside`` (a :class:`Mount`, or a bridge's socket folder)."""
+
+    source: str
+    """The host folder, resolved (no link in it)."""
+    inside: str
+    writable: bool
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _visible(path: str, view: SystemView) -> bool:
     real = os.path.realpath(path)
-    return any(real == root or real.startswith(root + "/") for root in view.roots)
+    return any(_under(real, root) for root in view.roots)
+
+
+def _host_path(program: str, view: SystemView, shown: Sequence[Shown]) -> str | None:
+    """The host path of the inside path ``program`` when it is visible inside: in the system
+    view, or in a mount (and not out of it through a link)."""
+    for mount in shown:
+        if _under(program, mount.inside) and program != mount.inside:
+            host = os.path.join(mount.source, program[len(mount.inside):].lstrip("/"))
+            real = os.path.realpath(host)
+            if _under(real, mount.source) or _visible(real, view):
+                return host
+            return None
+    return program if _visible(program, view) else None
 
 
 def tmp_size_bytes(limits: SandboxLimits) -> int:
@@ -214,6 +281,7 @@ class IsolatedSandbox(RlimitSandbox):
     """The shared part of the namespace backends: layout, uid, program check, status."""
 
     isolation = "namespaces"
+    remaps = True
     promised: frozenset[str] = frozenset(GUARANTEES)
     tools: tuple[str, ...] = ()
     """Host programs the backend needs."""
@@ -244,10 +312,70 @@ class IsolatedSandbox(RlimitSandbox):
 
     # ---- one run
 
+    def _check_mounts(self, mounts: tuple[Mount, ...]) -> None:
+        """Where each mount goes inside (absolute, not on the sandbox's own folders, not
+        nested), and -- when the harness is root -- that the run's uid can reach its source."""
+        view = system_view()
+        seen: list[str] = []
+        for mount in mounts:
+            inside = mount.inside
+            if not inside.startswith("/") or os.path.normpath(inside) != inside:
+                raise InfraError(f"cannot show {mount.source} at {inside!r} in the {self.name} "
+                                 "sandbox: the target must be an absolute, normalised path")
+            taken = (*RESERVED, *view.binds, *(path for _t, path in view.symlinks))
+            if inside in ("/", INSIDE_TMP) or any(_under(inside, r) for r in taken):
+                raise InfraError(
+                    f"cannot show {mount.source} at {inside} in the {self.name} sandbox: that "
+                    f"is one of the sandbox's own folders ({', '.join(taken)}, / and "
+                    f"{INSIDE_TMP} itself): pass another target, e.g. /opt/<name> or "
+                    f"{INSIDE_TMP}/<name>"
+                )
+            for other in seen:
+                if _under(inside, other) or _under(other, inside):
+                    raise InfraError(f"mounts at {other} and {inside} overlap in the "
+                                     f"{self.name} sandbox: mount folders that do not nest")
+            seen.append(inside)
+            real = os.path.realpath(mount.source)
+            if mount.writable and (any(_under(real, p) for p in SYSTEM_TREES)
+                                   or any(_under(p, real) for p in TOP_FOLDERS)):
+                raise InfraError(f"refusing to mount the system folder {real} writable in the "
+                                 f"{self.name} sandbox: mount a folder of its own")
+            if os.getuid() == 0:
+                reach = Path(real) if not mount.writable else Path(real).parent
+                if not _reachable(reach):
+                    raise InfraError(
+                        f"cannot mount {mount.source} in the {self.name} sandbox: the run's "
+                        "own uid cannot reach it (a folder on its path has no x bit for other "
+                        "users, like /root): move it to a folder every user can pass through, "
+                        "or give the folders on its path o+x"
+                    )
+
+    def _check_bridge(self, bridge: Bridge) -> None:
+        """The socket must be there, and connectable by the run's uid."""
+        where = f"the {self.name} sandbox's bridge to {bridge.socket}"
+        if not 1024 <= bridge.port <= 65535:
+            raise InfraError(f"{where}: port {bridge.port} cannot be listened on inside (the "
+                             "command has no privilege): use a port from 1024 to 65535")
+        try:
+            mode = os.stat(bridge.socket).st_mode
+        except OSError as e:
+            raise InfraError(f"{where}: the socket is not there ({e}): start its server "
+                             "before the run") from e
+        if not stat.S_ISSOCK(mode):
+            raise InfraError(f"{where}: {bridge.socket} is not a Unix socket")
+        if os.getuid() == 0:
+            folder = Path(os.path.realpath(bridge.socket.parent))
+            if not _reachable(folder) or (mode & 0o002) == 0:
+                raise InfraError(
+                    f"{where}: the run's own uid cannot connect to it: put the socket in a "
+                    "folder of its own that every user can pass through (mode 0o711, and o+x "
+                    "on the folders above it) and make the socket 0o666"
+                )
+
     def _prepare(
         self, root: Path, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
         env: dict[str, str], *, folder: Path | None = None, network: bool = False,
-        undumpable: bool = False,
+        undumpable: bool = False, mounts: tuple[Mount, ...] = (), bridge: Bridge | None = None,
     ) -> Launch:
         if not argv:
             raise InfraError("nothing to run")
@@ -256,7 +384,13 @@ class IsolatedSandbox(RlimitSandbox):
         if network:  # name resolution and certificates, for an agent that calls its API
             extra = tuple(p for p in NETWORK_FILES if os.path.exists(p))
             view = SystemView(view.binds + extra, view.symlinks, view.roots)
-        program = self._check_program(argv[0], files, full_env.get("PATH", ""), view)
+        shown = [Shown(os.path.realpath(m.source), m.inside, m.writable) for m in mounts]
+        program = self._check_program(argv[0], files, full_env.get("PATH", ""), view, shown)
+        if bridge is not None and not network:
+            self._check_bridge(bridge)
+            argv = [SYSTEM_PYTHON, "-I", "-S", "-c", forwarder.source(), str(bridge.port),
+                    f"{INSIDE_BRIDGE}/{bridge.socket.name}", "--", *argv]
+            shown.append(Shown(os.path.realpath(bridge.socket.parent), INSIDE_BRIDGE, False))
         if undumpable:
             if program is None:
                 raise InfraError(f"{argv[0]!r} cannot run undumpable: it is not a program of "
@@ -282,24 +416,31 @@ class IsolatedSandbox(RlimitSandbox):
             (etc / name).write_text(text)
         if uid is not None:
             _chown_tree(work, uid)
-        wrapped = self._wrap(argv, root, work, view, limits, full_env, network=network)
+            for mount in shown:  # each run has a uid of its own
+                if mount.writable:
+                    _chown_tree(Path(mount.source), uid)
+        wrapped = self._wrap(argv, root, work, view, limits, full_env, network=network,
+                             shown=shown)
         return Launch(wrapped, root, full_env, work, processes=True, uid=uid, ready=READY,
                       die_with_parent=True)
 
     def _wrap(
         self, argv: list[str], root: Path, work: Path, view: SystemView, limits: SandboxLimits,
-        env: dict[str, str], *, network: bool = False,
+        env: dict[str, str], *, network: bool = False, shown: Sequence[Shown] = (),
     ) -> list[str]:
+        """The wrapped command; ``shown``: the host folders to show besides the system view
+        (mounts and a bridge's socket folder), in order, none nested in another."""
         raise NotImplementedError
 
     def _finish(self, result: ProcessResult) -> ProcessResult:
         return decode_status(result)
 
     def _check_program(self, program: str, files: dict[str, bytes], path: str,
-                       view: SystemView) -> str | None:
+                       view: SystemView, shown: Sequence[Shown] = ()) -> str | None:
         """Fail early (InfraError, like a missing program for the rlimit backend) when the
         program cannot exist inside: the sandbox itself would only say 'not found' (127).
-        Returns the host path of a system program (None: one of ``files``)."""
+        Returns the host path of a system program or of one in a mount (None: one of
+        ``files``)."""
         if program.startswith(INSIDE_WORK + "/") or ("/" in program and not program.startswith("/")):
             rel = os.path.normpath(program[len(INSIDE_WORK) + 1:] if program.startswith("/")
                                    else program)
@@ -309,19 +450,25 @@ class IsolatedSandbox(RlimitSandbox):
                 f"could not start {program!r}: not among the files of the sandbox's private work "
                 f"folder (mounted at {INSIDE_WORK}; the host's {INSIDE_WORK} is invisible inside)"
             )
+        mounted = (f" and the mounts {', '.join(m.inside for m in shown)}" if shown
+                   else " (and no mount)")
         if program.startswith("/"):
-            if _visible(program, view) and os.access(program, os.X_OK):
-                return program
+            host = _host_path(program, view, shown)
+            if host is not None and os.access(host, os.X_OK):
+                return host
             raise InfraError(
                 f"could not start {program!r}: it is not inside the {self.name} sandbox, which "
-                f"shows only {', '.join(view.roots)} (a program under a home folder or a "
-                "virtualenv is invisible there)"
+                f"shows only {', '.join(view.roots)}{mounted} (a program under a home folder "
+                "or a virtualenv is invisible there unless its folder is mounted)"
             )
         for folder in path.split(":"):
-            candidate = os.path.join(folder, program)
-            if folder and _visible(candidate, view) and os.access(candidate, os.X_OK):
-                return candidate
-        raise InfraError(f"could not start {program!r}: not found on the sandbox's PATH {path!r}")
+            if not folder:
+                continue
+            host = _host_path(os.path.join(folder, program), view, shown)
+            if host is not None and os.access(host, os.X_OK):
+                return host
+        raise InfraError(f"could not start {program!r}: not found on the sandbox's PATH {path!r}"
+                         f" in {', '.join(view.roots)}{mounted}")
 
 
 def _reachable(folder: Path) -> bool:

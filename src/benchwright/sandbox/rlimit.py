@@ -103,6 +103,22 @@ def write_files(folder: Path, files: dict[str, bytes]) -> None:
         target.write_bytes(data)
 
 
+def check_sources(mounts: Sequence[Mount], backend: str) -> None:
+    """Each mount's source must be an existing host folder, given by an absolute path
+    (InfraError naming it otherwise)."""
+    for mount in mounts:
+        source = Path(mount.source)
+        if not source.is_absolute():
+            raise InfraError(f"cannot mount {str(source)!r} in the {backend} sandbox: give the "
+                             "host folder as an absolute path")
+        if not source.exists():
+            raise InfraError(f"cannot mount {source} in the {backend} sandbox: it does not "
+                             "exist (create the folder before the run)")
+        if not source.is_dir():
+            raise InfraError(f"cannot mount {source} in the {backend} sandbox: it is not a "
+                             "folder (mount the folder that holds it)")
+
+
 @dataclass
 class Launch:
     """How the harness starts one sandboxed command (built by :meth:`RlimitSandbox._prepare`)."""
@@ -270,30 +286,50 @@ class RlimitSandbox(Sandbox):
         mounts: Sequence[Mount] = (),
         bridge: Bridge | None = None,
     ) -> ProcessResult:
-        return self._once(argv, {}, limits, env or {}, stdin, (), folder=folder, network=network)
+        return self._once(argv, {}, limits, env or {}, stdin, (), folder=folder, network=network,
+                          mounts=tuple(mounts), bridge=bridge)
 
     def _once(self, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
               env: dict[str, str], stdin: bytes | None, collect: tuple[str, ...], *,
               folder: Path | None = None, network: bool = False,
-              undumpable: bool = False) -> ProcessResult:
+              undumpable: bool = False, mounts: tuple[Mount, ...] = (),
+              bridge: Bridge | None = None) -> ProcessResult:
         """One command in a private folder made for it and removed after it."""
+        if mounts:
+            check_sources(mounts, self.name)
+            self._check_mounts(mounts)
         root = Path(tempfile.mkdtemp(prefix="bw-sbx-", dir=self.tmp_root))
         try:
             launch = self._prepare(root, argv, files, limits, env, folder=folder, network=network,
-                                   undumpable=undumpable)
+                                   undumpable=undumpable, mounts=mounts, bridge=bridge)
             return self._finish(self._run(launch, limits, stdin, collect))
         finally:
             discard(root)
 
+    def _check_mounts(self, mounts: tuple[Mount, ...]) -> None:
+        """Refuse what this backend cannot show (InfraError). Here the host is visible as it
+        is: a mount cannot be shown at another path."""
+        for mount in mounts:
+            if mount.target is not None and os.path.normpath(mount.target) != os.path.normpath(
+                    mount.source):
+                raise InfraError(
+                    f"the {self.name} sandbox isolates nothing and cannot show {mount.source} "
+                    f"at {mount.target}: pass Mount(source) without a target (the command then "
+                    "sees it at its host path), or use a sandbox that remaps mounts (bwrap, "
+                    "unshare)"
+                )
+
     def _prepare(
         self, root: Path, argv: list[str], files: dict[str, bytes], limits: SandboxLimits,
         env: dict[str, str], *, folder: Path | None = None, network: bool = False,
-        undumpable: bool = False,
+        undumpable: bool = False, mounts: tuple[Mount, ...] = (), bridge: Bridge | None = None,
     ) -> Launch:
         """Lay out the private folder ``root`` (made for this run, removed after it) and say
         what to execute. Here: ``files`` straight into ``root`` (or ``folder``, the work folder
-        given by :meth:`run_in`), the command as it is; ``network`` and ``undumpable`` change
-        nothing (there is no isolation to lift, nor any to keep a process from another)."""
+        given by :meth:`run_in`), the command as it is; ``network``, ``undumpable``, ``mounts``
+        and ``bridge`` change nothing (there is no isolation to lift, nor any to keep a process
+        from another: the host's folders are visible where they are, and the caller's server
+        listens on the host's own ``127.0.0.1:bridge.port``, which the command shares)."""
         work = folder if folder is not None else root
         write_files(work, files)
         full_env = {**BASE_ENV, "HOME": str(work), "TMPDIR": str(root), **env}
