@@ -316,21 +316,21 @@ class HTTPServerBase:
             if line:
                 name, _, value = line.partition(":")
                 headers[name.strip().lower()] = value.strip()
+        where = target.partition("?")[0]
         if "chunked" in headers.get("transfer-encoding", "").lower():
-            await self._send(writer, self._plain(501, "chunked uploads are not supported", close=True))
+            await self._send(writer, self._refuse(where, 501, "chunked uploads are not supported"))
             return False
         try:
             length = int(headers.get("content-length", "0"))
         except ValueError:
-            await self._send(writer, self._plain(400, "bad Content-Length", close=True))
-            return False
+            length = -1
         if length < 0:
-            await self._send(writer, self._plain(400, "bad Content-Length", close=True))
+            await self._send(writer, self._refuse(where, 400, "bad Content-Length"))
             return False
         if length > self.max_body:
-            await self._send(writer, self._plain(
-                413, f"the request body is {length} bytes, more than the {self.max_body} accepted",
-                close=True))
+            await self._send(writer, self._refuse(
+                where, 413, f"the request body is {length} bytes, more than the {self.max_body} accepted"))
+            await self._discard(reader, length)
             return False
         body = await reader.readexactly(length) if length > 0 else b""
         conn = headers.get("connection", "").lower()
@@ -360,6 +360,19 @@ class HTTPServerBase:
         response.close = response.close or not keep_alive
         await self._send(writer, response)
         return not response.close
+
+    @staticmethod
+    async def _discard(reader: asyncio.StreamReader, length: int) -> None:
+        """Read and drop a refused body (a while, up to 256 MiB), so that a client still sending
+        it reads the refusal instead of a reset connection."""
+        left = min(length, 256 << 20)
+        with contextlib.suppress(TimeoutError, ConnectionError, OSError):
+            async with asyncio.timeout(10):
+                while left > 0:
+                    data = await reader.read(min(left, 1 << 20))
+                    if not data:
+                        return
+                    left -= len(data)
 
     async def _send(self, writer: asyncio.StreamWriter, response: Response) -> None:
         head = [f"HTTP/1.1 {response.status} {http_reason(response.status)}",
@@ -394,3 +407,8 @@ class HTTPServerBase:
     def _plain(self, status: int, message: str, *, close: bool = False) -> Response:
         """An error response (``status``, ``message``) in the service's error shape."""
         raise NotImplementedError
+
+    def _refuse(self, path: str, status: int, message: str) -> Response:
+        """The error refusing a request to ``path`` before its body is read (the connection then
+        closes); by default :meth:`_plain`."""
+        return self._plain(status, message, close=True)
