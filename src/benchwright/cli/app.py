@@ -708,3 +708,35 @@ def serve(
               markup=False, highlight=False)
     uvicorn.run(create_app(ws, auth_on=auth, with_ui=True, max_body_mb=max_body_mb), host=host,
                 port=port, log_level="warning")
+
+
+@app.command("serve-model")
+def serve_model(
+    turns: Annotated[Path, typer.Argument(metavar="TURNS.yaml", help="The scripted turns (see docs/serve-model.md).")],
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")] = 8766,
+) -> None:
+    """Serve a scripted model (no key needed) for agent CLIs and judges: OpenAI chat, Anthropic
+    messages, the Responses API and Gemini on one port, until Ctrl-C."""
+    import threading
+
+    from benchwright.testing.script import ScriptedModel, ScriptedServer
+
+    model = ScriptedModel.load(turns)
+    server = ScriptedServer(model, host=host, port=port)
+    try:
+        server.start()
+    except RuntimeError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.__cause__ or exc}") from None
+    where = f"http://{'[' + host + ']' if ':' in host else host}:{server.port}"
+    print(f"benchwright serve-model: {len(model.turns)} turns from {turns}\n"
+          f"  OpenAI (chat, responses): OPENAI_BASE_URL={where}/v1 (any key)\n"
+          f"  Anthropic:                ANTHROPIC_BASE_URL={where} (any key)\n"
+          f"  Gemini:                   GOOGLE_GEMINI_BASE_URL={where} (any key)\n"
+          "Ctrl-C stops it.", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        print("benchwright serve-model: stopped", flush=True)
+    finally:
+        server.stop()

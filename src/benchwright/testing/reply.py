@@ -6,11 +6,12 @@ See :mod:`benchwright.testing.servers` for the servers that use them.
 
 from __future__ import annotations
 
-import http
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from benchwright.httpserve import RecordedRequest, http_reason
 
 __all__ = ["AnswerFn", "RecordedRequest", "Reply", "ReplyKind", "ScriptedCall", "http_reason"]
 
@@ -125,30 +126,3 @@ AnswerFn = Callable[[dict[str, Any]], Reply | str | Awaitable[Reply | str]]
 """Decides the reply to one generation request from its parsed JSON body (a plain string is
 the text of a normal answer). It may be a coroutine function: it then runs on the server's
 event loop, and may await (an :class:`asyncio.Event`, a sleep...)."""
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One request as the server received it."""
-
-    method: str
-    path: str
-    """The path without the query string, e.g. ``/v1/chat/completions``."""
-    query: str
-    headers: dict[str, str]
-    """Header names in lower case (a repeated header keeps its last value)."""
-    json: Any
-    """The parsed JSON body; ``None`` when there was no body or it was not JSON."""
-    body: bytes
-    time: float
-    """``time.time()`` when the request was complete."""
-
-
-def http_reason(status: int) -> str:
-    """The reason phrase of ``status`` (``529`` -> ``Overloaded``)."""
-    if status == 529:
-        return "Overloaded"
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return "Unknown"

@@ -5,9 +5,17 @@
 Messages format (``POST /v1/messages``, ``GET /v1/models``). Each listens on ``127.0.0.1`` on an
 ephemeral port and runs its own asyncio event loop in a background thread, so it serves
 synchronous and asynchronous clients alike (including a client running its own event loop in
-the test's thread). The HTTP/1.1 implementation (:mod:`benchwright.testing.httpserver`) is small, on
+the test's thread). The HTTP/1.1 implementation (:mod:`benchwright.httpserve`) is small, on
 asyncio streams and the standard library only: keep-alive connections, ``Content-Length``
-bodies (no chunked uploads), JSON responses, no streaming.
+bodies (no chunked uploads), JSON responses.
+
+Both stream when a request says ``stream: true`` (chat completions and messages): the scripted
+answer is sent as the real services' server-sent events (:mod:`benchwright.model.wire`): OpenAI
+``chat.completion.chunk`` deltas (the role, the text in a few pieces, each tool call's index, id
+and name and then its arguments in pieces, the finish reason, a usage chunk when
+``stream_options.include_usage``, ``[DONE]``); Anthropic ``message_start``,
+``content_block_start``/``_delta`` (``text_delta``, ``input_json_delta``)/``_stop``,
+``message_delta`` (stop reason, output tokens), ``message_stop``.
 
 A scripted answer may call tools (``Reply.tool_calls([("shell", {"command": "ls"})])``), sent in
 the service's wire format (OpenAI ``message.tool_calls``, Anthropic ``tool_use`` blocks). As the
@@ -44,11 +52,13 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
-from benchwright.testing.httpserver import _HEAD_LIMIT as _HEAD_LIMIT
-from benchwright.testing.httpserver import HTTPServerBase, _Response
+from benchwright.httpserve import _HEAD_LIMIT as _HEAD_LIMIT
+from benchwright.httpserve import HTTPServerBase, _Response
+from benchwright.model import wire
+from benchwright.model.base import ToolCall
 from benchwright.testing.reply import AnswerFn, RecordedRequest, Reply
 from benchwright.testing.reply import ReplyKind as ReplyKind
 from benchwright.testing.reply import http_reason as http_reason
@@ -163,6 +173,10 @@ class FakeServer(HTTPServerBase):
             said = " ".join([reply.text, *(f"{name} {args}" for _, name, args in reply.calls)])
             usage = (_words(_request_text(rec.json)), _words(said))
         model = reply.model or str(rec.json.get("model", self.models[0]))
+        if rec.json.get("stream") is True:
+            events = self._stream_events(rec, reply, model, usage)
+            return _Response(200, b"", dict(reply.headers), "text/event-stream",
+                             stream=_chunks(events))
         data = self._answer_body(rec, reply, model, usage)
         return _Response(200, _json_bytes(data), dict(reply.headers))
 
@@ -206,8 +220,26 @@ class FakeServer(HTTPServerBase):
                      usage: tuple[int, int] | None) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _stream_events(self, rec: RecordedRequest, reply: Reply, model: str,
+                       usage: tuple[int, int] | None) -> list[bytes]:
+        """The server-sent events answering a ``stream: true`` request."""
+        raise NotImplementedError
+
+    def _rendered(self, reply: Reply, model: str, usage: tuple[int, int] | None,
+                  finish: str, id_prefix: str = "call_") -> wire.Rendered:
+        calls = [ToolCall(call_id.replace("call_", id_prefix, 1), name, args)
+                 for call_id, (_, name, args) in zip(self._call_ids(reply), reply.calls, strict=True)]
+        tin, tout = usage or (0, 0)
+        return wire.Rendered(reply.text, calls, finish, model, tin, tout)
+
     def _error(self, reply: Reply) -> _Response:
         raise NotImplementedError
+
+
+async def _chunks(events: list[bytes]) -> AsyncIterator[bytes]:
+    for event in events:
+        yield event
+        await asyncio.sleep(0)
 
 
 def _openai_tool_turns(messages: list[Any]) -> str | None:
@@ -286,8 +318,8 @@ class OpenAIServer(FakeServer):
         body = rec.json
         if not body.get("model"):
             return "you must provide a model parameter"
-        if body.get("stream"):
-            return "streaming is not supported by this fake server"
+        if body.get("stream") and rec.path != "/v1/chat/completions":
+            return "streaming is only supported on /v1/chat/completions by this fake server"
         if rec.path == "/v1/chat/completions" and not isinstance(body.get("messages"), list):
             return "'messages' is a required property"
         if rec.path == "/v1/completions" and "prompt" not in body:
@@ -327,6 +359,14 @@ class OpenAIServer(FakeServer):
             data["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
                              "total_tokens": usage[0] + usage[1]}
         return data
+
+    def _stream_events(self, rec: RecordedRequest, reply: Reply, model: str,
+                       usage: tuple[int, int] | None) -> list[bytes]:
+        finish = reply.finish_reason or ("tool_calls" if reply.calls else "stop")
+        options = rec.json.get("stream_options")
+        include = isinstance(options, dict) and options.get("include_usage") is True
+        return wire.openai_chat_events(self._rendered(reply, model, usage, finish),
+                                       include_usage=include and usage is not None)
 
     def _error(self, reply: Reply) -> _Response:
         kind = reply.error_type or _OPENAI_ERROR_TYPES.get(
@@ -371,8 +411,6 @@ class AnthropicServer(FakeServer):
             return "max_tokens: Field required"
         if not isinstance(body.get("messages"), list) or not body["messages"]:
             return "messages: at least one message is required"
-        if body.get("stream"):
-            return "streaming is not supported by this fake server"
         return _anthropic_tool_turns(body["messages"])
 
     async def _respond(self, rec: RecordedRequest) -> _Response | None:
@@ -404,6 +442,11 @@ class AnthropicServer(FakeServer):
         if usage is not None:
             data["usage"] = {"input_tokens": usage[0], "output_tokens": usage[1]}
         return data
+
+    def _stream_events(self, rec: RecordedRequest, reply: Reply, model: str,
+                       usage: tuple[int, int] | None) -> list[bytes]:
+        finish = reply.finish_reason or ("tool_use" if reply.calls else "end_turn")
+        return wire.anthropic_events(self._rendered(reply, model, usage, finish, "toolu_"))
 
     def _error(self, reply: Reply) -> _Response:
         kind = reply.error_type or _ANTHROPIC_ERROR_TYPES.get(

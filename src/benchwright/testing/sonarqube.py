@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from benchwright.testing.httpserver import HTTPServerBase, _Response
+from benchwright.httpserve import HTTPServerBase, _Response
 from benchwright.testing.reply import RecordedRequest
 
 __all__ = ["RULES", "Rule", "SonarQubeServer", "write_fake_scanner"]
