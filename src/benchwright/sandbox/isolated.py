@@ -450,8 +450,7 @@ class IsolatedSandbox(RlimitSandbox):
                 f"could not start {program!r}: not among the files of the sandbox's private work "
                 f"folder (mounted at {INSIDE_WORK}; the host's {INSIDE_WORK} is invisible inside)"
             )
-        mounted = (f" and the mounts {', '.join(m.inside for m in shown)}" if shown
-                   else " (and no mount)")
+        mounted = f" and the mounts {', '.join(m.inside for m in shown)}" if shown else ""
         if program.startswith("/"):
             host = _host_path(program, view, shown)
             if host is not None and os.access(host, os.X_OK):
@@ -468,7 +467,7 @@ class IsolatedSandbox(RlimitSandbox):
             if host is not None and os.access(host, os.X_OK):
                 return host
         raise InfraError(f"could not start {program!r}: not found on the sandbox's PATH {path!r}"
-                         f" in {', '.join(view.roots)}{mounted}")
+                         + (f" (it shows {', '.join(view.roots)}{mounted})" if shown else ""))
 
 
 def _reachable(folder: Path) -> bool:
