@@ -10,7 +10,7 @@ from pathlib import Path
 
 from benchwright.agents import tools
 from benchwright.agents.home import make_home, remove_home, snapshot
-from benchwright.agents.invocation import Invocation
+from benchwright.agents.invocation import Invocation, tool_mounts
 from benchwright.agents.outcome import AgentOutcome
 from benchwright.agents.plan import AgentUnit
 from benchwright.agents.preset import ModelRoute
@@ -82,7 +82,7 @@ def _invocation(unit: AgentUnit, proxies: ProxyHolder | None, settings: Settings
             raise InfraError(f"agent {spec.name!r}: the {spec.preset} preset's CLI is not installed "
                              f"in {tools.tools_root()}: run `benchwright agents install {spec.preset}`")
         program, version = got.program, got.version
-        mounts.insert(0, Mount(tools.tool_folder(spec.preset)))
+        mounts[:0] = tool_mounts(tools.tool_folder(spec.preset))
     home = make_home(scratch)
     mounts.insert(0, Mount(home, writable=True))
     route = bridge = key = None

@@ -29,6 +29,17 @@ COMMAND_STDOUT_CAP = 1024 * 1024
 """A bare command's stdout is captured up to this many bytes (its tail is kept)."""
 
 
+def tool_mounts(folder: Path) -> tuple[Mount, ...]:
+    """The read-only mount of a preset's installed CLI: none when the folder is under a
+    system folder every sandbox already shows (``/usr``: the tools folder of a root install)."""
+    from benchwright.sandbox.isolated import system_view
+
+    real = str(folder.resolve())
+    if any(real == root or real.startswith(root.rstrip("/") + "/") for root in system_view().roots):
+        return ()
+    return (Mount(folder),)
+
+
 def route_env(route: ModelRoute) -> dict[str, str]:
     """The endpoint in the variables common model clients read."""
     return {

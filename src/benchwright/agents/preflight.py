@@ -15,6 +15,7 @@ from pathlib import Path
 
 from benchwright.agents import tools
 from benchwright.agents.execution import scratch_root
+from benchwright.agents.invocation import tool_mounts
 from benchwright.agents.plan import AgentUnit
 from benchwright.config.model import AgentSpec
 from benchwright.errors import BenchwrightError
@@ -32,7 +33,7 @@ def _probe(agent: AgentSpec, mounts: tuple[str, ...]) -> tuple[str, list[Mount],
         if got is None:
             return None, shown, (f"agent {agent.name!r}: the {agent.preset} preset's CLI is not installed in "
                                  f"{tools.tools_root()}: run `benchwright agents install {agent.preset}`")
-        return f"test -x {shlex.quote(got.program)}", [Mount(tools.tool_folder(agent.preset)), *shown], got.program
+        return f"test -x {shlex.quote(got.program)}", [*tool_mounts(tools.tool_folder(agent.preset)), *shown], got.program
     if agent.command is None:
         return None, shown, ""
     try:

@@ -16,9 +16,10 @@ The file::
         text: '{"verdict": "PASS"}'
     usage: [120, 30]              # optional
 
-* ``turns``: the answer to a request is ``turns[n]``, ``n`` being how many assistant turns the
-  request's conversation already has (so answering is stateless: retries and parallel runs get
-  the same answers). Past the end, the answer is the last turn's ``text`` (without its tool
+* ``turns``: the answer to a request is ``turns[n]``, ``n`` being how many of the script's own
+  turns the request's conversation already has among its assistant messages (same tool calls,
+  or for a turn without tool calls the same text; what a CLI puts in the history itself does
+  not count). Answering is stateless: retries and parallel runs get the same answers. Past the end, the answer is the last turn's ``text`` (without its tool
   calls), or ``done`` when it has none.
 * ``replies``: a request whose last user or tool message matches ``match`` (a Python regular
   expression, searched anywhere in the text) gets that reply instead, whatever its turn: the
@@ -59,6 +60,14 @@ class Turn:
     """``(id, name, arguments JSON text)``; an empty id is made from the turn's place."""
     match: re.Pattern[str] | None = None
     """For a reply: what the last user or tool message must contain."""
+
+
+def _canonical(arguments: Any) -> str:
+    """Tool-call arguments compared as JSON values (key order and spacing aside)."""
+    try:
+        return json.dumps(json.loads(arguments) if isinstance(arguments, str) else arguments, sort_keys=True)
+    except (ValueError, TypeError):
+        return str(arguments)
 
 
 def _words(text: str) -> int:
@@ -182,10 +191,23 @@ class ScriptedModel:
         for reply in self.replies:
             if reply.match is not None and reply.match.search(said):
                 return reply, -1
-        n = sum(1 for m in request.messages if m.get("role") == "assistant")
+        n = sum(1 for m in request.messages if m.get("role") == "assistant" and self._ours(m))
         if n < len(self.turns):
             return self.turns[n], n
         return Turn(self.turns[-1].text or "done") if self.turns else Turn("done"), len(self.turns)
+
+    def _ours(self, message: dict[str, Any]) -> bool:
+        """Whether an assistant message of the conversation is one of the script's turns (its
+        tool calls, else its text): what a CLI adds to the history itself (gemini-cli and
+        qwen-code open with a "Got it. Thanks for the context!") does not count as a turn."""
+        calls = message.get("tool_calls") or []
+        if calls:
+            said = {(c.get("function", {}).get("name"), _canonical(c.get("function", {}).get("arguments")))
+                    for c in calls if isinstance(c, dict)}
+            return any(said == {(name, _canonical(args)) for _, name, args in t.tool_calls}
+                       for t in self.turns if t.tool_calls)
+        text = str(message.get("content") or "").strip()
+        return bool(text) and any(text == t.text.strip() for t in self.turns if not t.tool_calls)
 
     def answer(self, request: GenerationRequest) -> Answer:
         """The scripted answer to ``request``."""
