@@ -418,3 +418,100 @@ def test_a_hostile_agent_through_benchwright_run(harness: str) -> None:
         assert "What the harness refused" in asked
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+PROXIED = """\
+cat > "$BENCHWRIGHT_AGENT_DIR/probe.py" <<'PY'
+import json, os, socket, urllib.error, urllib.request
+
+def ask(key):
+    body = json.dumps({{"model": "x", "messages": [{{"role": "user", "content": "hi"}}]}}).encode()
+    req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
+                                 headers={{"Authorization": "Bearer " + key, "Content-Type": "application/json"}})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except Exception as e:
+        return type(e).__name__
+
+print("legit", ask(os.environ["OPENAI_API_KEY"]))
+print("forged", ask("bw-" + "A" * 43))
+for host, port in (("127.0.0.1", {upstream}), ("1.1.1.1", 80)):
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+        print("reached", host, port)
+    except OSError:
+        print("blocked", host, port)
+print("key-in-env", any({key!r} in v for v in os.environ.values()))
+PY
+python3 "$BENCHWRIGHT_AGENT_DIR/probe.py" > "$BENCHWRIGHT_RESPONSE_FILE" 2>&1
+ln -s {host}/secret.txt "$HOME/leak"
+ln -s / "$HOME/root"
+mkfifo "$HOME/fifo"
+mkdir -p "$HOME/.config/agent" && echo state > "$HOME/.config/agent/state.json"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_an_agent_reaches_its_model_only_through_benchwright(harness: str) -> None:
+    """A command agent with ``model:`` and no network: its own key works on benchwright's
+    endpoint (metered), a forged key does not, nothing else is reachable (not even the
+    upstream on the host's loopback), the provider's key is nowhere in its environment or the
+    results, and the links and FIFO it leaves in its home are not followed."""
+    from benchwright.testing import OpenAIServer, Reply
+
+    site = next(p for p in map(Path, sys.path) if p.name == "site-packages" and (p / "pydantic").is_dir())
+    base = Path(tempfile.mkdtemp(prefix="bw-agent-proxy-", dir="/tmp"))
+    key = "sk-upstream-hostile-9d1e-never-in-the-sandbox"
+    try:
+        base.chmod(0o711)
+        uid = NOBODY if harness == "unprivileged" and os.geteuid() == 0 else os.geteuid()
+        host = base / "host"
+        host.mkdir()
+        (host / "secret.txt").write_text(MARKER + "\n")
+        (host / "secret.txt").chmod(0o600)
+        ws = base / "ws"
+        assert run_cli("init", ws).returncode == 0
+        tmp = base / "tmp"
+        tmp.mkdir(mode=0o711)
+        argv, env = _harness_command(harness, site)
+        with OpenAIServer(answer=lambda body: Reply.answer("hello", usage=(11, 3)), expected_key=key) as srv:
+            (ws / "agents" / "probe.sh").write_text(PROXIED.format(upstream=srv.port, key=key, host=host))
+            (ws / "configs" / "probe.yaml").write_text(
+                "version: 1\nscenarios: [scenarios/parser-fixes.yaml]\nagents:\n"
+                "  - {name: probe, command: 'sh \"$BENCHWRIGHT_AGENT_DIR/probe.sh\"', model: up/m, "
+                "files: [agents/probe.sh], timeout_s: 120}\n")
+            settings = ws / "benchwright.yaml"
+            settings.write_text(settings.read_text().replace(
+                "providers:\n", f"providers:\n  up:\n    type: openai-compatible\n"
+                                f"    base_url: {srv.base_url}\n    api_key_env: BW_UP_KEY\n", 1))
+            _chown(base, uid)
+            proc = subprocess.run(
+                [*argv, "run", "configs/probe.yaml", "--run-id", "p"], cwd=ws, capture_output=True,
+                text=True, timeout=600,
+                env={"PATH": "/usr/bin:/bin", "HOME": str(ws), "TMPDIR": str(tmp), "COLUMNS": "200",
+                     "BW_UP_KEY": key, **env})
+            upstream = srv.requests
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        run_folder = ws / "results" / "p"
+        records = {r["criterion"]: r for r in map(json.loads, (run_folder / "records.jsonl").read_text().splitlines())}
+        badge = records["run-badge"]
+        said = json.loads((run_folder / badge["details"]["files"]["responses"]).read_text())[0]
+        assert "legit 200" in said and "forged 401" in said, said
+        assert f"blocked 127.0.0.1 {srv.port}" in said and "blocked 1.1.1.1 80" in said
+        assert "reached" not in said and "key-in-env False" in said
+        assert len(upstream) == 1 and upstream[0].headers["authorization"] == f"Bearer {key}"
+        model = badge["details"]["model"]
+        assert (model["requests"], model["tokens_in"], model["tokens_out"]) == (1, 11, 3)
+        home = json.loads((run_folder / badge["details"]["files"]["home"]).read_text())
+        assert home["files"] == {".config/agent/state.json": "state\n"}
+        assert {s.split(":")[0] for s in home["skipped"]} == {"leak", "root", "fifo"}
+        assert badge["details"]["change"]["paths"] == []  # its home is not its change
+        kept = "".join(p.read_text(errors="replace") for p in run_folder.rglob("*") if p.is_file())
+        assert MARKER not in kept and key not in kept and key not in proc.stdout + proc.stderr
+        assert not [p for p in tmp.iterdir() if p.name.startswith(("bw-home-", "bw-model-"))]  # cleaned up
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
