@@ -200,3 +200,37 @@ def test_a_preset_that_is_not_installed_stops_the_run_before_it_starts(workspace
         assert not (workspace / "results").exists() or not any((workspace / "results").iterdir())
     finally:
         os.rmdir(empty)
+
+
+def test_a_program_the_sandbox_cannot_see_stops_the_run_before_it_starts(workspace: Path) -> None:
+    hidden = Path(tempfile.mkdtemp(prefix="bw-invisible-", dir="/tmp"))
+    try:
+        program = hidden / "my-agent"
+        program.write_text("#!/bin/sh\necho hi\n")
+        program.chmod(0o755)
+        (workspace / "configs" / "mine.yaml").write_text(yaml.safe_dump({
+            "version": 1, "scenarios": ["scenarios/parser-fixes.yaml"],
+            "agents": [{"name": "mine", "command": f"{program} --yes", "network": False}]}))
+        proc = run_cli("run", "configs/mine.yaml", cwd=workspace)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert f"agent 'mine': '{program}' does not resolve inside the" in proc.stderr
+        assert "mounts:" in proc.stderr  # the fix is named
+        assert not (workspace / "results").exists() or not any((workspace / "results").iterdir())
+    finally:
+        shutil.rmtree(hidden)
+
+
+def test_why_a_run_badge_failed_is_in_the_report(workspace: Path) -> None:
+    (workspace / "configs" / "broken.yaml").write_text(yaml.safe_dump({
+        "version": 1, "scenarios": ["scenarios/parser-fixes.yaml"],
+        "agents": [{"name": "crashes", "command": "echo 'Traceback: model unreachable' >&2; exit 3",
+                    "network": False},
+                   {"name": "missing", "command": "sh -c 'no-such-agent-cli --yes'", "network": False}]}))
+    proc = run_cli("run", "configs/broken.yaml", cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    report = run_cli("report", only_run(workspace).name, "--format", "markdown", cwd=workspace)
+    assert report.returncode == 0, report.stderr
+    rows = {line.split("|")[3].strip(): line for line in report.stdout.splitlines() if "| parser-fixes |" in line}
+    assert "exit status 3" in rows["crashes"] and "Traceback: model unreachable" in rows["crashes"]
+    assert "exit status 127" in rows["missing"] and "did not find the agent's program" in rows["missing"]
+    assert "no-such-agent-cli" in rows["missing"]

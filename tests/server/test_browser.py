@@ -113,6 +113,12 @@ def test_an_agent_trace_shows_the_scorers_and_the_judge(server: str, browser: Br
     page.click("[data-testid=start]")
     page.wait_for_url("**/ui/run/**", timeout=60_000)
     page.wait_for_selector("text=state: completed", timeout=120_000)
+    gates = page.wait_for_selector("[data-testid=gates]")
+    text = gates.inner_text()
+    assert "Why the run badge failed" not in text  # no badge failed: the column is not shown empty
+    for agent in ("honest", "edits-the-test", "adds-a-skip"):
+        assert agent in text
+    assert "≠ gates disagree" in text
     page.click("[data-testid='sample-empty-input-agent-edits-the-test-0']")
     scorers = page.wait_for_selector("[data-testid=scorers-card]")
     assert "OVERALL FAIL" in scorers.inner_text()

@@ -486,17 +486,21 @@ def gate_rows(summary: dict[str, Any]) -> list[list[str]]:
 
 
 def gates_table(summary: dict[str, Any]) -> Table | None:
-    """The three gates of every agent run (``None`` for a run without agents)."""
+    """The three gates of every agent run (``None`` for a run without agents); the columns
+    after the gates only where some row has something to say."""
     body = gate_rows(summary)
     if not body:
         return None
     table = Table(title="Coding agents: the three gates")
-    for column in GATE_HEADER:
-        table.add_column(column, overflow="fold")
+    shown = [i for i, column in enumerate(GATE_HEADER)
+             if i < 6 or any(row[i] not in ("", NONE) for row in body)]
+    for i in shown:
+        table.add_column(GATE_HEADER[i], overflow="fold", min_width=len(GATE_HEADER[i]) if i < 6 else None)
     colour = {"PASS": "green", "FAIL": "red"}
+    style = {6: "bold yellow", 8: "red"}
     for row in body:
-        cells = [Text(c, style=colour.get(c.split(" ")[0], "")) for c in row[:6]]
-        table.add_row(*cells, Text(row[6], style="bold yellow"), Text(row[7]), Text(row[8], style="red"))
+        table.add_row(*[Text(row[i], style=colour.get(row[i].split(" ")[0], "") if i < 6 else style.get(i, ""))
+                        for i in shown])
     return table
 
 

@@ -10,6 +10,7 @@ from benchwright.results.reasons import notes as reason_notes
 from benchwright.results.report import (
     CI_SUFFIX,
     GATE_HEADER,
+    NONE,
     format_value,
     gate_rows,
     interval_note,
@@ -230,7 +231,8 @@ def register(service: Service, *, auth_on: bool) -> None:
             ui.label("Coding agents: the three gates").classes("text-lg")
             gate_columns = [{"name": f"g{i}", "label": label or "Gates", "field": f"g{i}", "align": "left",
                              "style": "white-space: normal; max-width: 28rem"}
-                            for i, label in enumerate(GATE_HEADER)]
+                            for i, label in enumerate(GATE_HEADER)
+                            if i < 6 or any(row[i] not in ("", NONE) for row in gates)]
             ui.table(columns=gate_columns, row_key="key", rows=[
                 {"key": str(n), **{f"g{i}": cell for i, cell in enumerate(row)}} for n, row in enumerate(gates)
             ]).classes("w-full").props('data-testid="gates" dense flat wrap-cells')
