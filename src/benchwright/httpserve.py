@@ -101,6 +101,14 @@ class HTTPServerBase:
     """The largest request body read (bytes); a larger one gets 413 and the connection closes."""
     record: ClassVar[bool] = True
     """Whether every request is kept in :attr:`requests` (a long-lived server turns it off)."""
+    head_timeout_s: ClassVar[float] = 60.0
+    """A connection that sends no complete request head within this many seconds (a new one,
+    or an idle kept-alive one) is closed."""
+    body_timeout_s: ClassVar[float] = 120.0
+    """A request body must arrive within this many seconds."""
+    max_connections: ClassVar[int] = 256
+    """Connections served at once; more are closed at once (a client cannot exhaust the
+    harness's file descriptors)."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, unix_socket: Path | None = None,
                  tcp: bool = True, socket_mode: int = 0o600) -> None:
@@ -127,6 +135,7 @@ class HTTPServerBase:
         self._connections = 0
         self._in_flight = 0
         self._peak_in_flight = 0
+        self._open_now = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.Server | None = None
@@ -279,8 +288,10 @@ class HTTPServerBase:
             self._tasks.add(task)
         with self._lock:
             self._connections += 1
+            self._open_now += 1
+            crowded = self._open_now > self.max_connections
         try:
-            while await self._one(reader, writer):
+            while not crowded and await self._one(reader, writer):
                 pass
         except (ConnectionError, OSError, asyncio.IncompleteReadError):
             pass
@@ -292,6 +303,8 @@ class HTTPServerBase:
         finally:
             if task is not None:
                 self._tasks.discard(task)
+            with self._lock:
+                self._open_now -= 1
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
@@ -299,8 +312,8 @@ class HTTPServerBase:
     async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Serve one request; whether the connection stays open."""
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.head_timeout_s)
+        except (asyncio.IncompleteReadError, TimeoutError):
             return False
         except asyncio.LimitOverrunError:
             await self._send(writer, self._plain(431, "request head too large", close=True))
@@ -332,7 +345,15 @@ class HTTPServerBase:
                 where, 413, f"the request body is {length} bytes, more than the {self.max_body} accepted"))
             await self._discard(reader, length)
             return False
-        body = await reader.readexactly(length) if length > 0 else b""
+        refused = self._admit(method.upper(), where, headers, target.partition("?")[2])
+        if refused is not None:  # refused on its head: the body is never read
+            refused.close = True
+            await self._send(writer, refused)
+            return False
+        try:
+            body = await asyncio.wait_for(reader.readexactly(length), self.body_timeout_s) if length > 0 else b""
+        except TimeoutError:
+            return False
         conn = headers.get("connection", "").lower()
         keep_alive = "close" not in conn if version == "HTTP/1.1" else "keep-alive" in conn
         path, _, query = target.partition("?")
@@ -399,6 +420,11 @@ class HTTPServerBase:
         await writer.drain()
 
     # -- what a subclass decides ---------------------------------------------------------------
+
+    def _admit(self, method: str, path: str, headers: dict[str, str], query: str) -> Response | None:
+        """A response refusing the request on its head alone (before its body is read), or
+        None to read it (the default)."""
+        return None
 
     async def _respond(self, rec: RecordedRequest) -> Response | None:
         """The response to ``rec``; ``None`` to drop the connection."""

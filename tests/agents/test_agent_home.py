@@ -77,3 +77,48 @@ def test_a_preset_agent_is_named_after_its_preset_and_model() -> None:
 def test_bad_agent_specs_say_what_to_write(fields: dict[str, str], said: str) -> None:
     with pytest.raises(ValidationError, match=said.replace("(", r"\(").replace(")", r"\)")):
         AgentSpec.model_validate(fields)
+
+
+def test_a_home_full_of_links_and_depth_stays_small(tmp_path: Path) -> None:
+    """What is kept of a hostile home is bounded whatever it holds: many links, a deep tree."""
+    import json
+
+    home = agent_home.make_home(tmp_path)
+    for i in range(5000):
+        (home / f"l{i:05}").symlink_to("/etc/passwd")
+    fd = os.open(home, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(agent_home.DEPTH_MAX + 40):  # deeper than a path may be long
+        os.mkdir("d" * 200, dir_fd=fd)
+        child = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+        os.mkfifo("f", dir_fd=fd)
+    os.close(fd)
+    kept = agent_home.snapshot(home)
+    assert len(kept.skipped) == agent_home.SKIPPED_MAX + 1
+    assert kept.skipped[-1].startswith("… and ") and "more not listed" in kept.skipped[-1]
+    assert all(len(s) < agent_home.PATH_SHOWN + 100 for s in kept.skipped)
+    assert len(json.dumps(kept.files)) + len(json.dumps(kept.skipped)) < 200_000
+    assert not kept.files
+    agent_home.remove_home(home)
+
+
+def test_agent_mounts_never_show_the_cache_or_the_results(workspace: Path) -> None:
+    import yaml
+
+    from tests.conftest import run_cli
+
+    (workspace / "results").mkdir(exist_ok=True)
+    (workspace / "tools" / "mine").mkdir(parents=True)
+    for i, bad in enumerate([".", "results", ".benchwright", "tools/../results"]):
+        (workspace / "configs" / f"m{i}.yaml").write_text(yaml.safe_dump({
+            "version": 1, "scenarios": ["scenarios/parser-fixes.yaml"],
+            "agents": [{"name": "a", "command": "true", "mounts": [bad]}]}))
+        proc = run_cli("run", f"configs/m{i}.yaml", cwd=workspace)
+        assert proc.returncode == 2, (bad, proc.stdout, proc.stderr)
+        assert "agents[0].mounts[0]" in proc.stderr and ".benchwright/" in proc.stderr, proc.stderr
+    (workspace / "configs" / "ok.yaml").write_text(yaml.safe_dump({
+        "version": 1, "scenarios": ["scenarios/parser-fixes.yaml"],
+        "agents": [{"name": "a", "command": "true", "mounts": ["tools/mine", "/root"]}]}))
+    proc = run_cli("validate", "configs/ok.yaml", cwd=workspace)
+    assert proc.returncode == 2 and "agents[0].mounts[1]" in proc.stdout + proc.stderr  # outside the workspace

@@ -347,3 +347,73 @@ def test_meter_to_dict() -> None:
     assert m.to_dict() == {"requests": 2, "failed": 0, "cached": 0, "tokens_in": 3, "tokens_out": 0,
                            "tokens_estimated": False, "cost_usd": 0.5, "latency_ms": 0.0,
                            "errors": ["x"]}
+
+
+def test_the_agent_is_told_only_that_the_upstream_failed(rig: Rig) -> None:
+    rig.reply = Reply.error(400, "temperature must be a number (internal-host.corp:8443)")
+    with pytest.raises(openai.APIStatusError) as caught:
+        _oai(rig).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    assert caught.value.status_code == 502
+    assert "internal-host" not in str(caught.value.body) and rig.upstream.url not in str(caught.value.body)
+    assert "internal-host.corp" in rig.meter.errors[-1]  # the run's records keep the reason
+
+
+def test_a_request_without_a_key_is_refused_before_its_body_is_read(rig: Rig) -> None:
+    import socket
+    import time
+
+    with socket.create_connection(("127.0.0.1", rig.proxy.port), timeout=10) as conn:
+        conn.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer bw-forged\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 33554431\r\n\r\n{")
+        start = time.monotonic()
+        got = conn.recv(4096)
+        assert got.startswith(b"HTTP/1.1 401") and time.monotonic() - start < 5  # no body awaited
+        conn.settimeout(5)
+        assert conn.recv(4096) == b""  # and the connection is closed
+    assert rig.upstream.count == 0
+
+
+def test_closing_a_key_cancels_what_it_still_asked(rig: Rig) -> None:
+    import time
+
+    rig.reply = Reply.answer("late", usage=(10, 5), delay_s=30)
+    done: list[object] = []
+
+    def ask() -> None:
+        try:
+            done.append(_oai(rig).with_options(timeout=60).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "x"}]))
+        except openai.APIError as e:
+            done.append(e)
+
+    asker = threading.Thread(target=ask)
+    asker.start()
+    deadline = time.monotonic() + 10
+    while rig.upstream.count == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    start = time.monotonic()
+    meter = rig.proxy.close(rig.key)
+    asker.join(30)
+    assert time.monotonic() - start < 10 and done and not isinstance(done[0], openai.types.chat.ChatCompletion)
+    assert (meter.requests, meter.failed) == (1, 1) and "cancelled" in meter.errors[-1]
+
+
+def test_one_run_cannot_take_every_slot(rig: Rig) -> None:
+    from benchwright.agents.proxy import MAX_PENDING
+
+    rig.reply = Reply.answer("slow", usage=(1, 1), delay_s=2)
+    results: list[int] = []
+
+    def ask() -> None:
+        r = httpx.post(f"{rig.base}/v1/chat/completions", timeout=30,
+                       headers={"Authorization": f"Bearer {rig.key}"},
+                       json={"model": "m", "messages": [{"role": "user", "content": "x"}]})
+        results.append(r.status_code)
+
+    threads = [threading.Thread(target=ask) for _ in range(MAX_PENDING + 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(results).count(200) <= MAX_PENDING and results.count(502) >= 4
+    assert rig.upstream.count <= MAX_PENDING

@@ -29,6 +29,14 @@ TOTAL_CAP = 4 * 1024 * 1024
 """At most this many bytes of the home are kept in all."""
 FILES_MAX = 500
 """At most this many files of the home are kept."""
+SKIPPED_MAX = 200
+"""At most this many entries of ``skipped`` are listed (then a count of the rest)."""
+PATH_SHOWN = 300
+"""A path in ``skipped`` or ``files`` is cut to this many characters."""
+DEPTH_MAX = 32
+"""Folders deeper than this are not walked."""
+ENTRIES_MAX = 20_000
+"""The walk stops after this many entries (files, folders, links...)."""
 READ_CAP = 16 * 1024 * 1024
 """A preset's converter reads a file of the home up to this many bytes."""
 
@@ -37,8 +45,7 @@ def make_home(parent: Path) -> Path:
     """A new empty home folder under ``parent`` (a fresh name, never a fixed one another user
     could have made first)."""
     try:
-        home = Path(tempfile.mkdtemp(prefix="bw-home-", dir=parent))
-        home.chmod(0o755)
+        home = Path(tempfile.mkdtemp(prefix="bw-home-", dir=parent))  # 0o700: no other user reads it
     except OSError as e:
         raise InfraError(f"could not make an agent's home folder in {parent}: {e}") from e
     return home
@@ -79,6 +86,15 @@ def snapshot(home: Path) -> Snapshot:
     """The home's files, read without following a link, within the caps."""
     out = Snapshot()
     total = 0
+    seen = 0
+    left_out = 0
+
+    def skip(what: str) -> None:
+        nonlocal left_out
+        if len(out.skipped) < SKIPPED_MAX:
+            out.skipped.append(what)
+        else:
+            left_out += 1
     try:
         top = os.open(home, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as e:
@@ -86,33 +102,41 @@ def snapshot(home: Path) -> Snapshot:
         return out
 
     def visit(fd: int, rel: str) -> list[str]:
-        nonlocal total
-        folders = []
+        nonlocal total, seen
+        folders: list[str] = []
+        if rel.count("/") + 1 > DEPTH_MAX and rel:
+            skip(f"{rel[:PATH_SHOWN]}: deeper than {DEPTH_MAX} folders (not walked)")
+            return folders
         with os.scandir(fd) as it:
-            entries = sorted(it, key=lambda e: e.name)
-        for entry in entries:
-            path = f"{rel}/{entry.name}" if rel else entry.name
+            entries = []
+            for entry in it:
+                seen += 1
+                if seen > ENTRIES_MAX:
+                    break
+                entries.append(entry.name)
+        for name in sorted(entries):
+            path = (f"{rel}/{name}" if rel else name)[:PATH_SHOWN]
             try:
-                st = os.lstat(entry.name, dir_fd=fd)
+                st = os.lstat(name, dir_fd=fd)
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                folders.append(entry.name)
+                folders.append(name)
                 continue
             if not stat.S_ISREG(st.st_mode):
-                out.skipped.append(f"{path}: not a regular file (not followed)")
+                skip(f"{path}: not a regular file (not followed)")
                 continue
             if len(out.files) >= FILES_MAX or total >= TOTAL_CAP:
-                out.skipped.append(f"{path}: over the {FILES_MAX} files / {TOTAL_CAP:,} bytes kept")
+                skip(f"{path}: over the {FILES_MAX} files / {TOTAL_CAP:,} bytes kept")
                 continue
             try:
-                file_fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+                file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
             except OSError:
-                out.skipped.append(f"{path}: could not be opened")
+                skip(f"{path}: could not be opened")
                 continue
             try:
                 if not stat.S_ISREG(os.fstat(file_fd).st_mode):
-                    out.skipped.append(f"{path}: replaced while read (not followed)")
+                    skip(f"{path}: replaced while read (not followed)")
                     continue
                 data = os.read(file_fd, min(FILE_CAP, TOTAL_CAP - total) + 1)
             finally:
@@ -128,9 +152,13 @@ def snapshot(home: Path) -> Snapshot:
     try:
         walk_tree(top, visit, grant=True)
     except (UnsafeFile, OSError) as e:
-        out.skipped.append(f"the walk stopped: {e}")
+        skip(f"the walk stopped: {e}")
     finally:
         os.close(top)
+    if seen > ENTRIES_MAX:
+        skip(f"the walk stopped after {ENTRIES_MAX:,} entries")
+    if left_out:
+        out.skipped.append(f"… and {left_out:,} more not listed")
     return out
 
 

@@ -156,7 +156,15 @@ def agent_mounts(ws: Workspace, config: ExecConfig, config_path: Path,
                                         f"{ws.root})", path=f"agents[{i}].mounts[{j}]", line=line,
                                         hint="name a folder of the workspace, or one the admin allows"))
                 continue
-            paths.append(path.resolve())
+            found = path.resolve()
+            private = [ws.root.resolve() / ".benchwright", ws.root.resolve() / "results"]
+            if any(found == p or found in p.parents or p in found.parents for p in private):
+                problems.append(Problem(str(config_path), f"agent mount {name!r} would show the agent "
+                                        "the workspace's .benchwright/ (the cache, tokens) or results/ "
+                                        "(other runs, judge verdicts)", path=f"agents[{i}].mounts[{j}]",
+                                        line=line, hint="mount only the folder the agent's program is in"))
+                continue
+            paths.append(found)
     return out, problems
 
 

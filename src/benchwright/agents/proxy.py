@@ -33,16 +33,19 @@ refused (413), malformed JSON is 400. The proxy logs nothing and never echoes a 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import json
 import os
 import re
+import resource
 import secrets
 import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 from urllib.parse import parse_qs
 
 from benchwright.errors import UserError
@@ -56,6 +59,9 @@ __all__ = ["MAX_BODY", "Meter", "ModelProxy", "WireServer"]
 MAX_BODY = 32 * 1024 * 1024
 """The largest request body the proxy reads (bytes); larger: 413."""
 MAX_ERRORS = 5
+MAX_PENDING = 8
+"""Requests of one agent run answered at once; more fail at once (one agent cannot take every
+slot of a provider from the others and the judge)."""
 """How many error messages a :class:`Meter` keeps (the last ones)."""
 
 Flavour = Literal["openai", "anthropic", "responses", "gemini"]
@@ -242,9 +248,12 @@ class WireServer(HTTPServerBase):
             call.model = str(body.get("model") or "")
         answer, why = await self._generate(context, self._bind(context, request))
         if answer is None:
-            return self._error_for(call.flavour, 502, f"the upstream model failed (after the "
-                                                      f"harness's retries): {why}")
+            return self._error_for(call.flavour, 502, self._failure(why))
         return self._render(call, answer, call.model or self._model_name(context))
+
+    def _failure(self, why: str) -> str:
+        """What a client is told of a failed answer."""
+        return f"the upstream model failed (after the harness's retries): {why}"
 
     def _request(self, call: _Call, body: Any) -> GenerationRequest:
         if not isinstance(body, dict):
@@ -306,6 +315,8 @@ class _Binding:
     model: str
     label: str
     meter: Meter
+    pending: set[concurrent.futures.Future[Any]] = field(default_factory=set)
+    """The engine calls of its requests being answered (cancelled when the key is closed)."""
 
 
 class ModelProxy(WireServer):
@@ -344,6 +355,17 @@ class ModelProxy(WireServer):
         """The Unix socket, when a ``socket_dir`` was given."""
         return self.unix_socket
 
+    def start(self) -> Self:
+        """Listen; the process's soft limit of open files is raised (up to its hard limit, at
+        most 8192) so that the proxy's connections (at most ``max_connections``) never take the
+        descriptors the rest of the harness needs."""
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = 8192 if hard == resource.RLIM_INFINITY else min(hard, 8192)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        return super().start()
+
     # -- keys --------------------------------------------------------------------------------
 
     def open(self, provider: str, model: str, label: str = "") -> tuple[str, Meter]:
@@ -362,8 +384,18 @@ class ModelProxy(WireServer):
         """Stop ``key`` working; its meter (requests still being answered may add to it)."""
         with self._keys_lock:
             binding = self._keys.pop(key, None)
-        if binding is None:
-            raise KeyError("no open key like that")  # never the key itself
+            if binding is None:
+                raise KeyError("no open key like that")  # never the key itself
+            pending = list(binding.pending)
+            binding.pending.clear()
+            if pending:  # the agent's run is over: what it still asked is not paid for, nor lost
+                binding.meter.requests += len(pending)
+                binding.meter.failed += len(pending)
+                binding.meter.errors.append(f"{len(pending)} request(s) still being answered when the "
+                                            "agent's run ended were cancelled")
+                del binding.meter.errors[:-MAX_ERRORS]
+        for future in pending:
+            future.cancel()
         return binding.meter
 
     def meter(self, key: str) -> Meter:
@@ -412,20 +444,50 @@ class ModelProxy(WireServer):
         why = ""
         answer: Answer | None = None
         cached = False
+        with self._keys_lock:
+            busy = len(binding.pending) >= MAX_PENDING
+            future = None if busy or binding.meter is not self._meter_of(binding) else \
+                asyncio.run_coroutine_threadsafe(self.engine.answer(binding.provider, request), self.engine_loop)
+            if future is not None:
+                binding.pending.add(future)
+        if future is None:
+            why = (f"more than {MAX_PENDING} requests at once from one agent run" if busy
+                   else "the agent's run has ended")
+            with self._keys_lock:
+                self._count(binding.meter, None, why, False, 0.0)
+            return None, why
         try:
-            future = asyncio.run_coroutine_threadsafe(
-                self.engine.answer(binding.provider, request), self.engine_loop)
             outcome = await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            raise
+        except (asyncio.CancelledError, concurrent.futures.CancelledError):
+            raise asyncio.CancelledError from None  # its key was closed: counted there
         except Exception as exc:  # the engine's loop is gone, or a bug: the agent gets a 502
             why = f"{type(exc).__name__}: {exc}"
         else:
             answer, why, cached = outcome.answer, outcome.error or "no answer", outcome.cached
+        finally:
+            with self._keys_lock:
+                binding.pending.discard(future)
         ms = (time.perf_counter() - start) * 1000
         with self._keys_lock:
             self._count(binding.meter, answer, why, cached, ms)
         return answer, why
+
+    def _failure(self, why: str) -> str:
+        """Only that it failed: the provider's address and the upstream's own words stay in the
+        run's records (the meter's ``errors``), out of the agent's reach."""
+        return "the upstream model failed (after the harness's retries); the run's records say why"
+
+    def _meter_of(self, binding: _Binding) -> Meter | None:
+        """The binding's meter while its key is open (the caller holds the lock)."""
+        return binding.meter if any(b is binding for b in self._keys.values()) else None
+
+    def _admit(self, method: str, path: str, headers: dict[str, str], query: str) -> Response | None:
+        """A request without an open key is refused on its head: its body is never read."""
+        head = RecordedRequest(method, path, query, headers, None, b"", 0.0)
+        if self._context(head) is None:
+            return self._error_for(self._flavour(path, headers), 401,
+                                   "invalid or missing API key (use the key this run was given)", close=True)
+        return None
 
     @staticmethod
     def _count(meter: Meter, answer: Answer | None, why: str, cached: bool, ms: float) -> None:

@@ -527,8 +527,15 @@ def report_renderables(summary: dict[str, Any], power: bool = False) -> list[Ren
 # -- text --------------------------------------------------------------------------------------
 
 
+_MD_CONTROL = dict.fromkeys(range(32), " ")
+_MD_CONTROL[127] = " "
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A table cell as Markdown text: what a task, model or agent wrote (an agent's stderr in
+    the gates table...) never becomes HTML, a link or an image where the report is rendered."""
+    text = text.translate(_MD_CONTROL).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|").replace("](", "]\\(").replace("![", "!\\[").replace("`", "\\`")
 
 
 def _md_table(header: list[str], body: list[list[str]], right_from: int) -> list[str]:
