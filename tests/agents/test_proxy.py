@@ -417,3 +417,13 @@ def test_one_run_cannot_take_every_slot(rig: Rig) -> None:
         t.join(60)
     assert sorted(results).count(200) <= MAX_PENDING and results.count(502) >= 4
     assert rig.upstream.count <= MAX_PENDING
+
+
+def test_a_token_budget_stops_forwarding_once_spent(rig: Rig) -> None:
+    key, meter = rig.proxy.open("local", "qwen-coder", label="budgeted", budget=20)
+    ask = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    codes = [httpx.post(f"{rig.base}/v1/chat/completions", json=ask, timeout=30,
+                        headers={"Authorization": f"Bearer {key}"}).status_code for _ in range(3)]
+    assert codes == [200, 200, 502]  # 15 tokens, then 30 >= 20: the third is not forwarded
+    assert rig.upstream.count == 2
+    assert meter.failed == 1 and "token budget (20 tokens, max_tokens) is spent" in meter.errors[-1]

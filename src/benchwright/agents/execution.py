@@ -90,7 +90,8 @@ def _invocation(unit: AgentUnit, proxies: ProxyHolder | None, settings: Settings
         assert spec.model is not None and proxies is not None and settings is not None
         resolved = model_resolve.resolve(spec.model, settings)
         proxy = proxies.get()
-        key, _ = proxy.open(resolved.provider, resolved.model, label=spec.name)
+        budget = spec.max_tokens if "max_tokens" in spec.model_fields_set else None
+        key, _ = proxy.open(resolved.provider, resolved.model, label=spec.name, budget=budget)
         route = ModelRoute(f"http://127.0.0.1:{proxy.port}", key, resolved.model)
         bridge = Bridge(proxy.port, proxy.socket) if proxy.socket is not None else None
     return Invocation(home, tuple(mounts), route, bridge, preset, program, version, dict(spec.options)), key

@@ -315,6 +315,8 @@ class _Binding:
     model: str
     label: str
     meter: Meter
+    budget: int | None = None
+    """Prompt + completion tokens the run may use in all (None: no budget)."""
     pending: set[concurrent.futures.Future[Any]] = field(default_factory=set)
     """The engine calls of its requests being answered (cancelled when the key is closed)."""
 
@@ -368,16 +370,17 @@ class ModelProxy(WireServer):
 
     # -- keys --------------------------------------------------------------------------------
 
-    def open(self, provider: str, model: str, label: str = "") -> tuple[str, Meter]:
+    def open(self, provider: str, model: str, label: str = "", budget: int | None = None) -> tuple[str, Meter]:
         """A new key bound to ``provider``/``model`` (``bw-`` and 32 random bytes, URL-safe) and
-        the :class:`Meter` its requests update."""
+        the :class:`Meter` its requests update; once its answers have used ``budget`` tokens
+        (prompt + completion), its further requests fail without being forwarded."""
         if provider not in self.engine.providers:
             raise UserError(f"the model proxy has no provider named {provider!r} "
                             f"(known: {', '.join(sorted(self.engine.providers)) or 'none'})")
         key = "bw-" + secrets.token_urlsafe(32)
         meter = Meter()
         with self._keys_lock:
-            self._keys[key] = _Binding(provider, model, label, meter)
+            self._keys[key] = _Binding(provider, model, label, meter, budget)
         return key, meter
 
     def close(self, key: str) -> Meter:
@@ -446,12 +449,15 @@ class ModelProxy(WireServer):
         cached = False
         with self._keys_lock:
             busy = len(binding.pending) >= MAX_PENDING
-            future = None if busy or binding.meter is not self._meter_of(binding) else \
+            spent = binding.budget is not None and \
+                binding.meter.tokens_in + binding.meter.tokens_out >= binding.budget
+            future = None if busy or spent or binding.meter is not self._meter_of(binding) else \
                 asyncio.run_coroutine_threadsafe(self.engine.answer(binding.provider, request), self.engine_loop)
             if future is not None:
                 binding.pending.add(future)
         if future is None:
             why = (f"more than {MAX_PENDING} requests at once from one agent run" if busy
+                   else f"the agent's token budget ({binding.budget:,} tokens, max_tokens) is spent" if spent
                    else "the agent's run has ended")
             with self._keys_lock:
                 self._count(binding.meter, None, why, False, 0.0)

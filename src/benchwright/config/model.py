@@ -118,7 +118,9 @@ class AgentSpec(Strict):
                                     description="preset-specific options (docs/agents/<preset>.md)")
     timeout_s: int = Field(default=900, ge=1, le=86_400, description="wall seconds for the agent's whole run")
     max_steps: int = Field(default=30, ge=1, le=10_000, description="built-in agent: tool calls in all")
-    max_tokens: int = Field(default=200_000, ge=1, description="built-in agent: prompt + completion tokens in all")
+    max_tokens: int = Field(default=200_000, ge=1, description=(
+        "prompt + completion tokens in all: the built-in agent's limit (default 200000); for an "
+        "agent with `model:` a budget only when set (its requests then fail once it is spent)"))
     network: bool | None = Field(default=None, description=(
         "the agent may reach the network; default: no for a preset or an agent with `model:` "
         "(it reaches its model through benchwright's endpoint), yes for a bare command"))
