@@ -49,3 +49,18 @@ def test_serve_model_bad_file_is_a_user_error(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert f"{turns}:1: error: version: version must be 1" in done.stderr
+
+
+def test_the_scripted_model_answers_loopback_host_names_only(tmp_path: Path) -> None:
+    import httpx
+
+    from benchwright.testing.script import ScriptedModel, ScriptedServer
+
+    turns = tmp_path / "t.yaml"
+    turns.write_text("version: 1\nturns:\n  - text: hi\n")
+    with ScriptedServer(ScriptedModel.load(turns)) as srv:
+        ask = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+        ok = httpx.post(f"{srv.url}/v1/chat/completions", json=ask)
+        assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"] == "hi"
+        rebound = httpx.post(f"{srv.url}/v1/chat/completions", json=ask, headers={"Host": "evil.example:8766"})
+        assert rebound.status_code == 403

@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from benchwright import yamldoc
 from benchwright.agents.proxy import WireServer
 from benchwright.errors import InputError, Problem
-from benchwright.httpserve import RecordedRequest
+from benchwright.httpserve import RecordedRequest, Response
 from benchwright.model.base import Answer, GenerationRequest, ToolCall
 
 __all__ = ["ScriptedModel", "ScriptedServer", "Turn"]
@@ -241,6 +241,17 @@ class ScriptedServer(WireServer):
 
     def _model_name(self, context: Any) -> str:
         return self.model_name
+
+    def _admit(self, method: str, path: str, headers: dict[str, str], query: str) -> Response | None:
+        """Served on loopback, it answers loopback names only: a web page cannot reach it by
+        rebinding a name of its own to 127.0.0.1."""
+        from benchwright.server.guard import LOOPBACK_NAMES, host_name
+
+        if self._host in LOOPBACK_NAMES and host_name(headers.get("host", "")) not in LOOPBACK_NAMES:
+            return self._error_for(self._flavour(path, headers), 403,
+                                   "only loopback host names are served (Host: 127.0.0.1 or localhost)",
+                                   close=True)
+        return None
 
     async def _generate(self, context: Any, request: GenerationRequest) -> tuple[Answer | None, str]:
         return self.model.answer(request), ""
