@@ -46,8 +46,12 @@ def test_turns_follow_the_conversation(tmp_path: Path) -> None:
     assert [(c.id, c.name, json.loads(c.arguments)) for c in first.tool_calls] == \
         [("call_0_0", "run_shell_command", {"command": "cat src/parser.py"})]
     assert (first.tokens_in, first.tokens_out) == (120, 30)
+    call = {"id": "call_0_0", "type": "function",
+            "function": {"name": "run_shell_command", "arguments": '{"command":"cat src/parser.py"}'}}
     convo = [{"role": "user", "content": "fix it"},
-             {"role": "assistant", "content": None, "tool_calls": []},
+             {"role": "assistant", "content": "Got it. Thanks for the context!"},  # the CLI's own: not a turn
+             {"role": "user", "content": "fix it"},
+             {"role": "assistant", "content": None, "tool_calls": [call]},
              {"role": "tool", "tool_call_id": "call_0_0", "content": "def parse(): ..."}]
     second = model.answer(_req(*convo))
     assert second.text == "Fixed." and not second.tool_calls and second.finish_reason == "stop"
@@ -65,7 +69,10 @@ def test_past_the_end_of_calls_only_is_done_and_usage_is_estimated(tmp_path: Pat
     answer = model.answer(_req({"role": "user", "content": "one two three"}))
     assert answer.tool_calls[0].arguments == '{"a": 1}' and answer.tokens_estimated
     assert answer.tokens_in == 3
-    done = model.answer(_req({"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}))
+    other = model.answer(_req({"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}))
+    assert other.tool_calls  # an assistant message that is not the script's own is no turn
+    done = model.answer(_req({"role": "user", "content": "x"}, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "x", "arguments": '{ "a" : 1 }'}}]}))
     assert done.text == "done"
 
 
@@ -103,8 +110,10 @@ def test_served_to_the_sdks(tmp_path: Path) -> None:
         chunks = list(oai.chat.completions.create(
             model="x", stream=True, messages=[
                 {"role": "user", "content": "go"},
-                {"role": "assistant", "content": "ok"},
-                {"role": "user", "content": "more"}]))
+                {"role": "assistant", "content": "ok", "tool_calls": [{
+                    "id": "c1", "type": "function", "function": {
+                        "name": "run_shell_command", "arguments": '{"command": "cat src/parser.py"}'}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "def parse(): ..."}]))
         assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Fixed."
         events = list(oai.responses.create(model="x", input="go", stream=True))
         done = [e.item for e in events if e.type == "response.output_item.done"]
