@@ -13,6 +13,7 @@ folder of its own that the sandbox shows read-only (a mount: it is not under /us
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import re
@@ -73,8 +74,11 @@ def tools() -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="bw-agent-tools-", dir="/tmp"))
     folder.chmod(0o755)
     try:
-        for name in ("mini-swe-agent", "qwen-code"):
-            proc = run_cli("agents", "install", name, "--tools", folder, timeout=900)
+        names = ("mini-swe-agent", "qwen-code")
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:  # both at once: mostly downloads
+            done = list(pool.map(lambda n: run_cli("agents", "install", n, "--tools", folder, timeout=900),
+                                 names))
+        for name, proc in zip(names, done, strict=True):
             assert proc.returncode == 0, proc.stdout + proc.stderr
             got = installed(name, folder)
             assert got is not None and f" {got.version} for preset {name}: {got.program}" in proc.stdout
