@@ -35,6 +35,11 @@ BASE_ENV = {
 }
 
 
+EXIT_GRACE_S = 0.5
+"""Once a command has closed its output it gets this long to exit before its process group is
+killed (a program that closes stdout and stderr before it exits is not killed mid-exit)."""
+
+
 def apply_limits(limits: SandboxLimits, *, processes: bool) -> None:
     """Set the rlimits of ``limits`` on this process (the child, before it executes).
 
@@ -355,7 +360,9 @@ class RlimitSandbox(Sandbox):
             proc.stdin.close()
         out, err, timed_out = self._pump(proc, start + limits.wall_s, limits.output_bytes,
                                          len(launch.ready))
-        _kill_group(proc.pid)  # nothing of the sample outlives it
+        if not timed_out:  # its streams closed: let it finish exiting (coreutils close them first)
+            self._exit_seen(proc.pid, min(start + limits.wall_s, time.perf_counter() + EXIT_GRACE_S))
+        _kill_group(proc.pid)  # nothing of the sample outlives it (the leader is not reaped yet)
         waited = self._reap(proc.pid, start + limits.wall_s if not timed_out else None)
         if waited is None:
             timed_out = True
@@ -432,6 +439,19 @@ class RlimitSandbox(Sandbox):
             session.close()
             raise InfraError(f"sandbox {self.name!r} failed to set up: {tail or 'no message'}")
         return session
+
+    @staticmethod
+    def _exit_seen(pid: int, deadline: float) -> None:
+        """Wait until ``pid`` has exited (until ``deadline``) without reaping it: its process
+        group keeps its id while the leader is a zombie, so killing the group afterwards can
+        never reach a process that took the id over."""
+        while time.perf_counter() < deadline:
+            try:
+                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
+                    return
+            except ChildProcessError:
+                return
+            time.sleep(0.0005)
 
     @staticmethod
     def _reap(pid: int, deadline: float | None) -> tuple[int, resource.struct_rusage] | None:
