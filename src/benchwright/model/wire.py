@@ -267,6 +267,19 @@ ANTHROPIC_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "too
                   "content_filter": "refusal"}
 
 
+
+def _message(assistant: bool, texts: list[str], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One converted turn in the OpenAI shape: an assistant turn (its text, its tool calls),
+    or a user turn when it has text (tool results were emitted on their own)."""
+    if assistant:
+        out: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) or None}
+        if calls:
+            out["tool_calls"] = calls
+        elif out["content"] is None:
+            out["content"] = ""
+        return [out]
+    return [{"role": "user", "content": "\n".join(texts)}] if texts else []
+
 def anthropic_request(body: Any, model: str) -> GenerationRequest:
     """An Anthropic Messages request as a :class:`GenerationRequest` for ``model``."""
     b = _object(body)
@@ -301,15 +314,7 @@ def anthropic_request(body: Any, model: str) -> GenerationRequest:
                 continue
             else:
                 texts.append(f"[{kind or 'unknown'} content omitted]")
-        if m["role"] == "assistant":
-            out: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) or None}
-            if calls:
-                out["tool_calls"] = calls
-            elif out["content"] is None:
-                out["content"] = ""
-            messages.append(out)
-        elif texts:
-            messages.append({"role": "user", "content": "\n".join(texts)})
+        messages += _message(m["role"] == "assistant", texts, calls)
     tools = []
     for t in _list(b, "tools"):
         if isinstance(t, dict) and isinstance(t.get("name"), str) and "input_schema" in t:
@@ -556,15 +561,7 @@ def gemini_request(body: Any, model: str) -> GenerationRequest:
                                  else json.dumps(response)})
             else:
                 texts.append(f"[{next(iter(part), 'unknown')} part omitted]")
-        if role == "assistant":
-            out: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) or None}
-            if calls:
-                out["tool_calls"] = calls
-            elif out["content"] is None:
-                out["content"] = ""
-            messages.append(out)
-        elif texts:
-            messages.append({"role": "user", "content": "\n".join(texts)})
+        messages += _message(role == "assistant", texts, calls)
     tools = []
     for t in _list(b, "tools"):
         for fd in (t.get("functionDeclarations") or t.get("function_declarations") or []) \
