@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
@@ -112,60 +112,67 @@ def load_scenarios(ws: Workspace, config: ExecConfig, config_path: Path,
     return out
 
 
+Check = Callable[[str, Path, str, int | None], Path | Problem]
+"""What a located path of an agent's list becomes: the path to keep, or the problem with it
+(its name, the path, its place in the config, its line)."""
+
+
+def _agent_paths(ws: Workspace, config: ExecConfig, config_path: Path, doc: Document | None,
+                 key: Literal["files", "mounts"], check: Check) -> tuple[dict[str, list[Path]], list[Problem]]:
+    """Every path of each agent's ``key`` list, by agent name, located and confined like every
+    path a file names, then ``check``-ed; every problem at once."""
+    problems: list[Problem] = []
+    out: dict[str, list[Path]] = {}
+    for i, agent in enumerate(config.agents):
+        paths = out.setdefault(agent.name, [])
+        for j, name in enumerate(getattr(agent, key)):
+            where = f"agents[{i}].{key}[{j}]"
+            line = doc.line_of(("agents", i, key, j)) if doc else None
+            try:
+                path = ws.locate(name, file=config_path, field=where, line=line)
+            except PathRefused as e:
+                problems += e.problems
+                continue
+            got = check(name, path, where, line)
+            if isinstance(got, Problem):
+                problems.append(got)
+            else:
+                paths.append(got)
+    return out, problems
+
+
 def agent_files(ws: Workspace, config: ExecConfig, config_path: Path,
                 doc: Document | None = None) -> tuple[dict[str, list[Path]], list[Problem]]:
     """The files each agent names (``agents[].files``), by agent name, located and confined
     (nothing is read); a problem for each one missing or outside the workspace."""
-    problems: list[Problem] = []
-    own: dict[str, list[Path]] = {}
-    for i, agent in enumerate(config.agents):
-        paths = own.setdefault(agent.name, [])
-        for j, name in enumerate(agent.files):
-            line = doc.line_of(("agents", i, "files", j)) if doc else None
-            try:
-                path = ws.locate(name, file=config_path, field=f"agents[{i}].files[{j}]", line=line)
-            except PathRefused as e:
-                problems += e.problems
-                continue
-            if not path.is_file():
-                problems.append(Problem(str(config_path), f"agent file {name!r} not found (looked in {ws.root})",
-                                        path=f"agents[{i}].files[{j}]", line=line, hint="check the path"))
-                continue
-            paths.append(path)
-    return own, problems
+
+    def check(name: str, path: Path, where: str, line: int | None) -> Path | Problem:
+        if not path.is_file():
+            return Problem(str(config_path), f"agent file {name!r} not found (looked in {ws.root})",
+                           path=where, line=line, hint="check the path")
+        return path
+    return _agent_paths(ws, config, config_path, doc, "files", check)
 
 
 def agent_mounts(ws: Workspace, config: ExecConfig, config_path: Path,
                  doc: Document | None = None) -> tuple[dict[str, list[Path]], list[Problem]]:
     """The folders each agent shows read-only (``agents[].mounts``), by agent name, located
-    and confined like every path a file names; a problem for each one missing, not a folder or
-    outside the workspace and the folders the admin allows."""
-    problems: list[Problem] = []
-    out: dict[str, list[Path]] = {}
-    for i, agent in enumerate(config.agents):
-        paths = out.setdefault(agent.name, [])
-        for j, name in enumerate(agent.mounts):
-            line = doc.line_of(("agents", i, "mounts", j)) if doc else None
-            try:
-                path = ws.locate(name, file=config_path, field=f"agents[{i}].mounts[{j}]", line=line)
-            except PathRefused as e:
-                problems += e.problems
-                continue
-            if not path.is_dir():
-                problems.append(Problem(str(config_path), f"agent mount {name!r} is not a folder (looked in "
-                                        f"{ws.root})", path=f"agents[{i}].mounts[{j}]", line=line,
-                                        hint="name a folder of the workspace, or one the admin allows"))
-                continue
-            found = path.resolve()
-            private = [ws.root.resolve() / ".benchwright", ws.root.resolve() / "results"]
-            if any(found == p or found in p.parents or p in found.parents for p in private):
-                problems.append(Problem(str(config_path), f"agent mount {name!r} would show the agent "
-                                        "the workspace's .benchwright/ (the cache, tokens) or results/ "
-                                        "(other runs, judge verdicts)", path=f"agents[{i}].mounts[{j}]",
-                                        line=line, hint="mount only the folder the agent's program is in"))
-                continue
-            paths.append(found)
-    return out, problems
+    and confined like every path a file names; a problem for each one missing, not a folder,
+    outside the workspace and the folders the admin allows, or showing the workspace's
+    ``.benchwright/`` or ``results/``."""
+    private = [ws.root.resolve() / ".benchwright", ws.root.resolve() / "results"]
+
+    def check(name: str, path: Path, where: str, line: int | None) -> Path | Problem:
+        if not path.is_dir():
+            return Problem(str(config_path), f"agent mount {name!r} is not a folder (looked in {ws.root})",
+                           path=where, line=line, hint="name a folder of the workspace, or one the admin allows")
+        found = path.resolve()
+        if any(found == p or found in p.parents or p in found.parents for p in private):
+            return Problem(str(config_path), f"agent mount {name!r} would show the agent the workspace's "
+                           ".benchwright/ (the cache, tokens) or results/ (other runs, judge verdicts)",
+                           path=where, line=line, hint="mount only the folder the agent's program is in")
+        return found
+    return _agent_paths(ws, config, config_path, doc, "mounts", check)
 
 
 def preset_problems(config: ExecConfig, config_path: Path, doc: Document | None = None) -> list[Problem]:
