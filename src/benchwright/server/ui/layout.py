@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from benchwright.server.auth import Role
 from benchwright.server.ui.access import Access
@@ -48,3 +49,12 @@ def denied(access: Access | None, title: str, need: Role = "viewer") -> bool:
     with frame(title, access):
         access.sign_in(need)
     return True
+
+
+def may_write(access: Access, where: Any) -> bool:
+    """Whether this browser may change files or runs; if not, say so inside ``where``."""
+    if access.allows("editor"):
+        return True
+    with where:
+        problem("your token may read, not write (an editor's token is needed)")
+    return False

@@ -52,3 +52,12 @@ def preformatted(text: str) -> Label:
     from nicegui import ui
 
     return ui.label(text).classes(PREFORMATTED)
+
+
+def cell(value: object) -> str:
+    """A value as a table cell shows it: nothing for None, four significant digits for a float."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
