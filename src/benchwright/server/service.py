@@ -20,12 +20,15 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from benchwright import yamldoc
 from benchwright.errors import InfraError, InputError, Problem, UserError
 from benchwright.run.folder import RunFolder
 from benchwright.run.jsonl import SkippedLines, open_run_file
+
+if TYPE_CHECKING:
+    from benchwright.results.samples import MatrixRow, RunIndex
 from benchwright.workspace import Workspace
 
 FileKind = Literal["config", "task-source", "scenario"]
@@ -380,6 +383,57 @@ class Service:
         from benchwright.results.compare import compare
 
         return compare(self.folder(run_a), self.folder(run_b)).to_dict()
+
+    # -- results at a glance -------------------------------------------------------------------
+
+    def run_index(self, run_id: str) -> RunIndex:
+        """The run's samples in its order, the values of each explorer filter and its models,
+        from one pass over its records; kept while ``records.jsonl`` stays the same file, so
+        the pages after the first (a sample's neighbours, the explorer's filters) pay nothing."""
+        from benchwright.results.samples import index_records
+
+        folder = self.folder(run_id)
+        path = folder.path / "records.jsonl"
+        try:
+            st = path.stat()
+            stamp: tuple[int, int, int] | None = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        with self._lock:
+            cache: dict[str, tuple[object, RunIndex]] = self.__dict__.setdefault("_indexes", {})
+            kept = cache.get(folder.run_id)
+        if stamp is not None and kept is not None and kept[0] == stamp:
+            return kept[1]
+        skipped = SkippedLines()
+        index = index_records(self._iter_records(folder.run_id, skipped), skipped)
+        if stamp is not None:
+            with self._lock:
+                cache[folder.run_id] = (stamp, index)
+        return index
+
+    def task_matrix(self, run_id: str) -> list[MatrixRow]:
+        """Model x task: per task of the run and per model, how many samples passed, and the
+        sample to open (:func:`benchwright.results.samples.task_matrix`)."""
+        from benchwright.results.samples import task_matrix
+
+        return task_matrix(self.run_index(run_id))
+
+    def sample_neighbours(self, run_id: str, execution_id: str) -> dict[str, Any]:
+        """The samples before and after ``execution_id`` in the run's order (None at an end),
+        its position and the run's sample count."""
+        from benchwright.results.samples import neighbours
+
+        return neighbours(self.run_index(run_id).samples, execution_id)
+
+    def explorer_facets(self, run_ids: list[str]) -> dict[str, list[str]]:
+        """Per field the data explorer filters on, every value the runs' records hold, sorted."""
+        from benchwright.results.samples import FACETS
+
+        values: dict[str, set[str]] = {f: set() for f in FACETS}
+        for run_id in run_ids:
+            for field, present in self.run_index(run_id).facets.items():
+                values.setdefault(field, set()).update(present)
+        return {f: sorted(v) for f, v in values.items()}
 
 
 AGENT_FILE_BYTES = 2_000_000
