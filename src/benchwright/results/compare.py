@@ -327,7 +327,8 @@ def format_p(d: Delta) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def _delta_cells(d: Delta) -> list[str]:
+def delta_cells(d: Delta) -> list[str]:
+    """A delta's row as the CLI shows it (:data:`DELTA_HEADER`): values with their units."""
     return [
         _model_label(d), d.criterion, d.unit,
         format_value(d.a, d.unit, percent=d.percent, count=d.count),
@@ -361,7 +362,7 @@ def paired_lines(result: ComparisonResult) -> list[str]:
     return out
 
 
-def _summary_line(result: ComparisonResult) -> str:
+def summary_line(result: ComparisonResult) -> str:
     return (f"flips: {len(result.regressions)} regression(s), {len(result.fixes)} fix(es) over "
             f"{result.tasks_compared} task(s) in both runs; {result.tasks_only_a} only in A, "
             f"{result.tasks_only_b} only in B")
@@ -374,7 +375,7 @@ def compare_table(result: ComparisonResult) -> Table:
         table.add_column(h, justify="right" if h in ("A", "B", "Δ (B - A)", "Paired Δ 95 % CI", "p") else "left")
     last = None
     for d in result.deltas:
-        cells = _delta_cells(d)
+        cells = delta_cells(d)
         style = {"better": "green", "worse": "red"}.get(d.verdict, "")
         if last is not None and d.model != last:
             table.add_section()
@@ -400,7 +401,7 @@ def compare_renderables(result: ComparisonResult) -> list[RenderableType]:
     the flips table when there are any. Print each with ``console.print``."""
     out: list[RenderableType] = [compare_table(result)]
     out += [Text(line, style="bold") for line in paired_lines(result)]
-    out.append(Text(_summary_line(result), style="bold"))
+    out.append(Text(summary_line(result), style="bold"))
     if result.regressions or result.fixes:
         out.append(flips_table(result))
     out += [Text(n, style="yellow") for n in skipped_notes(result)]
@@ -425,11 +426,11 @@ def compare_markdown(result: ComparisonResult) -> str:
     lines = [f"## Comparison: A = {result.run_a}, B = {result.run_b}", ""]
     lines.append(_md(DELTA_HEADER))
     lines.append(_md(["---", "---", "---", "---:", "---:", "---:", "---:", "---:", "---"]))
-    lines += [_md(_delta_cells(d)) for d in result.deltas]
+    lines += [_md(delta_cells(d)) for d in result.deltas]
     paired = paired_lines(result)
     if paired:
         lines += ["", *[f"{line}  " for line in paired]]
-    lines += ["", "### Flips", "", _summary_line(result), ""]
+    lines += ["", "### Flips", "", summary_line(result), ""]
     if result.regressions or result.fixes:
         lines.append(_md(FLIP_HEADER))
         lines.append(_md(["---"] * len(FLIP_HEADER)))

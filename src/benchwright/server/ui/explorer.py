@@ -1,19 +1,45 @@
-"""The data explorer: records across runs, filtered, sorted and paged on the server."""
+"""The data explorer: records across runs, filtered, sorted and paged on the server; each filter
+offers the values the chosen runs hold, and each row opens its sample (or agent trace)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from benchwright.results.samples import FACETS
 from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame
+from benchwright.server.ui.results import CELL, coloured, rel_link, sample_page
 from benchwright.server.ui.text import cell, testid
 
 EXPLORER_PAGE = 50
-FILTERS = ("model", "task", "criterion", "verdict", "language", "outcome")
+FILTERS = FACETS
 COLUMNS = ("run", "task", "language", "model", "sample", "criterion", "test_case", "verdict", "score", "unit",
            "outcome", "judge_verdict")
+COLOURED = ("verdict", "outcome", "judge_verdict")
+
+
+def page_text(offset: int, shown: int, total: int) -> str:
+    """``1-25 of 25 records`` (``0-0 of 0`` for none)."""
+    return f"{offset + 1 if shown else 0}-{offset + shown} of {total} records"
+
+
+def last_offset(total: int, page: int = EXPLORER_PAGE) -> int:
+    """Where the last page of ``total`` records starts."""
+    return max(0, (total - 1) // page * page)
+
+
+def _row(r: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"key": f"{r['run']}:{r['execution_id']}:{r.get('record_index')}",
+                           **{c: cell(r.get(c)) for c in COLUMNS}}
+    for c in COLOURED:
+        if r.get(c):
+            row[c] = coloured(str(r[c]), str(r[c]))
+    row["task"] = coloured(str(r.get("task")), "link",
+                           rel_link(0, sample_page(r), str(r["run"]), str(r["execution_id"])),
+                           f"open-{r.get('task')}-{r.get('model')}-{r.get('sample')}")
+    return row
 
 
 def register(service: Service, access: Access) -> None:
@@ -25,11 +51,11 @@ def register(service: Service, access: Access) -> None:
             return
         with frame("Data explorer", access):
             runs = [r["run_id"] for r in service.runs()]
-            state: dict[str, Any] = {"offset": 0}
+            state: dict[str, Any] = {"offset": 0, "total": 0}
             with ui.row().classes("items-end gap-2"):
                 chosen = ui.select(runs, value=[run] if run else runs[:1], multiple=True, label="runs") \
                     .classes("w-96").props('data-testid="runs" use-chips')
-                boxes = {f: testid(ui.input(f).classes("w-32").props("clearable"), f"filter-{f}")
+                boxes = {f: testid(ui.select([], label=f, clearable=True).classes("w-36"), f"filter-{f}")
                          for f in FILTERS}
                 sort = ui.select(list(COLUMNS), value=None, label="sort by", clearable=True).classes("w-40")
                 descending = ui.checkbox("descending")
@@ -37,6 +63,20 @@ def register(service: Service, access: Access) -> None:
             columns = [{"name": c, "label": c.replace("_", " "), "field": c, "align": "left"} for c in COLUMNS]
             table = ui.table(columns=columns, rows=[], row_key="key").classes("w-full") \
                 .props('data-testid="explorer" dense flat')
+            table.add_slot("body-cell", CELL)
+            with ui.row():
+                ui.button("Apply", on_click=lambda: apply()).props('data-testid="apply"')
+                previous = ui.button("Previous", on_click=lambda: move(-1)).props('data-testid="previous"')
+                following = ui.button("Next", on_click=lambda: move(1)).props('data-testid="next"')
+
+            def offer() -> None:
+                """Each filter's choices: the values the chosen runs hold (a chosen one kept)."""
+                facets = service.explorer_facets(list(chosen.value or []))
+                for f, box in boxes.items():
+                    values = facets.get(f, [])
+                    if box.value and box.value not in values:
+                        values = [*values, box.value]
+                    box.set_options(values, value=box.value)
 
             def load() -> None:
                 filters = {f: (boxes[f].value or None) for f in FILTERS}
@@ -44,23 +84,25 @@ def register(service: Service, access: Access) -> None:
                 total, page = service.explore(list(chosen.value or []), filters=filters, sort=sort.value,
                                               descending=bool(descending.value), offset=state["offset"],
                                               limit=EXPLORER_PAGE, skipped=skipped)
-                table.rows = [{"key": f"{r['run']}:{r['execution_id']}:{r.get('record_index')}",
-                               **{c: cell(r.get(c)) for c in COLUMNS}} for r in page]
+                if state["offset"] and state["offset"] >= total:  # the records changed under us
+                    state["offset"] = last_offset(total)
+                    return load()
+                state["total"] = total
+                table.rows = [_row(r) for r in page]
                 table.update()
-                last = min(state["offset"] + EXPLORER_PAGE, total)
-                summary.text = f"{state['offset'] + 1 if total else 0}-{last} of {total} records" + (
+                summary.text = page_text(state["offset"], len(page), total) + (
                     f" ({skipped.count} unreadable line(s) left out: {skipped.message()})" if skipped else "")
+                previous.set_enabled(state["offset"] > 0)
+                following.set_enabled(state["offset"] + EXPLORER_PAGE < total)
 
             def move(step: int) -> None:
-                state["offset"] = max(0, state["offset"] + step * EXPLORER_PAGE)
+                state["offset"] = min(max(0, state["offset"] + step * EXPLORER_PAGE), last_offset(state["total"]))
                 load()
 
             def apply() -> None:
                 state["offset"] = 0
+                offer()
                 load()
 
-            with ui.row():
-                ui.button("Apply", on_click=apply).props('data-testid="apply"')
-                ui.button("Previous", on_click=lambda: move(-1))
-                ui.button("Next", on_click=lambda: move(1)).props('data-testid="next"')
+            offer()
             load()

@@ -2,11 +2,37 @@
 
 from __future__ import annotations
 
-from benchwright.results.report import format_value
+from typing import Any
+
+from benchwright.results.report import DISAGREE, format_value
+from benchwright.results.samples import disagree
 from benchwright.server.service import Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame
-from benchwright.server.ui.text import preformatted, testid
+from benchwright.server.ui.results import sample_page as page_of
+from benchwright.server.ui.text import link_to, preformatted, testid
+
+
+def _name(s: dict[str, Any]) -> str:
+    return f"{s['task']} [{s['language']}] {s['model']} #{s['sample']}"
+
+
+def neighbours_bar(service: Service, run_id: str, execution_id: str) -> None:
+    """Links back to the run and to the previous and next sample in the run's order."""
+    from nicegui import ui
+
+    n = service.sample_neighbours(run_id, execution_id)
+    with ui.row().classes("items-center gap-6 text-sm"):
+        testid(ui.link(f"back to run {run_id}", link_to("/run", run_id)), "back-to-run")
+        for key, arrow in (("previous", "previous"), ("next", "next")):
+            other = n[key]
+            if other is None:
+                testid(ui.label(f"no {arrow} sample").classes("text-grey-6"), f"{key}-sample")
+            else:
+                testid(ui.link(f"{arrow}: {_name(other)}", link_to(page_of(other), run_id, other["execution_id"])),
+                       f"{key}-sample")
+        if n["position"]:
+            testid(ui.label(f"sample {n['position']} of {n['count']}").classes("text-grey-7"), "sample-position")
 
 
 def register(service: Service, access: Access) -> None:
@@ -20,6 +46,7 @@ def register(service: Service, access: Access) -> None:
         records = data["records"]
         first = records[0] if records else {}
         with frame(f"{first.get('task', execution_id)} [{first.get('language', '')}] {first.get('model', '')}", access):
+            neighbours_bar(service, run_id, execution_id)
             gen = data["generation"] or {}
             with ui.expansion("Prompt").classes("w-full"):
                 preformatted(gen.get("prompt") or "")
@@ -61,6 +88,12 @@ def register(service: Service, access: Access) -> None:
         by = {r["criterion"]: r for r in records}
         first = records[0] if records else {}
         with frame(f"Agent trace: {first.get('model', '')} on {first.get('task_source', '')}/{first.get('task', '')}", access):
+            neighbours_bar(service, run_id, execution_id)
+            gates = {g: str((by.get(g) or {}).get("verdict") or "n/a").upper() for g in ("objective", "judge")}
+            if disagree(gates):
+                testid(ui.label(f"{DISAGREE}: the objective checks say {gates['objective']}, the judge says "
+                                f"{gates['judge']}").classes("text-lg font-bold bg-amber-3 text-amber-10 px-3 py-1 rounded"),
+                       "disagree")
             scorers = [r for r in records if (r.get("details") or {}).get("kind") == "scorer"]
             objective = by.get("objective")
             with ui.card().classes("w-full").props('data-testid="scorers-card"'):
