@@ -31,7 +31,7 @@ from benchwright.server.ui.text import link_to, testid
 
 CELL = """<q-td :props="props">
   <a v-if="props.value && props.value.href" :href="props.value.href" :data-testid="props.value.testid"
-     :class="props.value.cls" class="px-2 py-1 rounded">{{ props.value.text }}</a>
+     :class="props.value.cls" class="px-2 py-1 rounded underline">{{ props.value.text }}</a>
   <span v-else-if="props.value && props.value.text !== undefined" :data-testid="props.value.testid"
      :class="props.value.cls" class="px-2 py-1 rounded">{{ props.value.text }}</span>
   <span v-else>{{ props.value }}</span>
@@ -129,25 +129,35 @@ def _summary_table(summary: dict[str, Any], models: list[str]) -> None:
         ui.label(line).classes("text-xs text-gray-600").props('data-testid="interval-note"')
 
 
-def _chart(summary: dict[str, Any], models: list[str]) -> None:
-    """Bars of the criteria scored 0-1 (or 0-10): every label shown, a zero a visible sliver
-    (its tooltip says 0), a value not measured no bar at all."""
-    from nicegui import ui
+CHART_UNITS = ("score", "ratio", "success", "0-10")
+"""The criteria the chart shows: those scored 0-1 (or 0-10), one group of bars each."""
 
-    chart = [r for r in rows(summary) if r.unit in ("score", "ratio", "success", "0-10") and not r.count]
+
+def chart_options(summary: dict[str, Any], models: list[str]) -> dict[str, Any] | None:
+    """The chart's ECharts options (None when there is nothing to draw): every x label shown
+    (rotated when there are many), a zero a visible sliver whose tooltip says 0, a value not
+    measured no bar at all (``None``, never 0). Model and criterion names are data only: the
+    default tooltip escapes them (no ``formatter`` template, which would not)."""
+    chart = [r for r in rows(summary) if r.unit in CHART_UNITS and not r.count]
     if not (chart and models):
-        return
-    # model labels reach ECharts as data only: its default tooltip escapes them (no `formatter`
-    # template here, which would not) and canvas text is never markup
-    testid(ui.echart({
-        "tooltip": {"trigger": "axis"}, "legend": {"data": models, "type": "scroll"},
-        "grid": {"containLabel": True, "left": 8, "right": 8, "bottom": 8},
+        return None
+    return {
+        "tooltip": {"trigger": "axis"}, "legend": {"data": models, "type": "scroll", "top": 0},
+        "grid": {"containLabel": True, "top": 40, "left": 8, "right": 8, "bottom": 8},
         "xAxis": {"type": "category", "data": [r.label for r in chart],
                   "axisLabel": {"interval": 0, "rotate": 35 if len(chart) > 4 else 0}},
         "yAxis": {"type": "value"},
         "series": [{"name": m, "type": "bar", "barMinHeight": 3,
                     "data": [r.values.get(m) for r in chart]} for m in models],
-    }).classes("w-full h-96"), "chart")
+    }
+
+
+def _chart(summary: dict[str, Any], models: list[str]) -> None:
+    from nicegui import ui
+
+    options = chart_options(summary, models)
+    if options is not None:
+        testid(ui.echart(options).classes("w-full h-96"), "chart")
 
 
 def _slice_tables(summary: dict[str, Any], models: list[str]) -> None:
