@@ -97,7 +97,8 @@ def test_edit_validate_launch_and_drill_down_to_the_failing_test(server: str, br
     page.goto(f"{server}/ui/explorer?run={run_id}")
     everything = len((workspace / "results" / run_id / "records.jsonl").read_text().splitlines())
     page.wait_for_selector(f"text=1-{everything} of {everything} records")
-    page.fill("[data-testid=filter-verdict]", "fail")
+    page.click("[data-testid=filter-verdict]")  # a dropdown of the verdicts the run holds
+    page.get_by_role("option", name="fail", exact=True).click()
     page.click("[data-testid=apply]")
     page.wait_for_selector("text=1-2 of 2 records")
     assert page.locator("[data-testid=explorer] tbody tr").count() == 2
@@ -172,7 +173,7 @@ def test_two_runs_compared_side_by_side(server: str, browser: Browser, workspace
     assert "regressions: 1" in page.inner_text("[data-testid=regressions]")
     assert "tiny/double [python] reference" in page.inner_text("body")
     deltas = page.inner_text("[data-testid=deltas]")
-    assert "paired Δ 95 % CI" in deltas and "no significant difference" in deltas, deltas  # one task, one flip
+    assert "Paired Δ 95 % CI" in deltas and "no significant difference" in deltas, deltas  # one task, one flip
     shot(page, "09-compare")
 
 

@@ -1,0 +1,136 @@
+"""The results pages in Chromium, as a user compares models at a glance: the run page (pass rate
+by language and difficulty, the model x task matrix, the samples filtered), a sample and its
+neighbours, the explorer's pages and filters, the comparison of two runs, and an agent run's
+gates and trace. Runs are written directly (tests/server/made_runs.py), the agent run is real."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from benchwright.results.report import DISAGREE
+from tests.conftest import run_cli
+from tests.server.conftest import shot
+from tests.server.made_runs import AFTER, BEFORE, make_run
+
+
+def choose(page: Page, select: str, option: str) -> None:
+    """Pick ``option`` in the dropdown whose test id is ``select``."""
+    page.get_by_test_id(select).click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def check_run_page(page: Page, server: str) -> None:
+    page.goto(f"{server}/ui/run/before")
+    expect(page.get_by_test_id("summary")).to_contain_text("model-a")
+    expect(page.get_by_test_id("by-language")).to_contain_text("python")
+    expect(page.get_by_test_id("by-difficulty")).to_contain_text("easy")
+    expect(page.get_by_test_id("by-difficulty")).to_contain_text("100 %")
+    cells = {"alpha-python-model-a": ("2/2 pass", "bg-green-2"), "alpha-python-model-b": ("1/2 pass", "bg-amber-2"),
+             "beta-python-model-a": ("0/2 pass", "bg-red-2"), "beta-python-model-b": ("error 0/2 pass", "bg-orange-3"),
+             "gamma-java-model-a": ("untested (2)", "bg-blue-grey-2"), "gamma-java-model-b": ("not run", "italic")}
+    for name, (text, colour) in cells.items():
+        cell = page.get_by_test_id(f"cell-{name}")
+        expect(cell).to_have_text(text)
+        expect(cell).to_have_class(re.compile(colour))
+    assert page.get_by_test_id("cell-gamma-java-model-b").get_attribute("href") is None  # not run: opens nothing
+    expect(page.get_by_test_id("chart")).to_be_visible()
+    choose(page, "samples-outcome", "fail")
+    expect(page.get_by_test_id("samples-count")).to_have_text("3 of 10 samples")
+    expect(page.locator("[data-testid=samples] tbody tr")).to_have_count(3)
+    page.evaluate("window.scrollTo(0, 0)")  # the header is fixed: a full-page shot draws it where scrolled
+    shot(page, "results-01-run-page")
+
+
+def check_sample_neighbours(page: Page) -> None:
+    page.get_by_test_id("cell-alpha-python-model-b").click()  # opens the sample that failed
+    expect(page.get_by_test_id("page-title")).to_have_text("alpha [python] model-b")
+    expect(page.get_by_test_id("error-line")).to_contain_text("assert alpha(1) == 1")
+    expect(page.get_by_test_id("previous-sample")).to_have_text("previous: alpha [python] model-b #0")
+    expect(page.get_by_test_id("sample-position")).to_have_text("sample 4 of 10")
+    shot(page, "results-02-sample")
+    page.get_by_test_id("next-sample").click()
+    expect(page.get_by_test_id("page-title")).to_have_text("beta [python] model-a")
+    expect(page.get_by_test_id("sample-position")).to_have_text("sample 5 of 10")
+    page.get_by_test_id("back-to-run").click()
+    expect(page.get_by_test_id("page-title")).to_have_text("Run before")
+
+
+def check_explorer(page: Page, server: str) -> None:
+    page.goto(f"{server}/ui/explorer?run=big")
+    count = page.get_by_test_id("explorer-count")
+    expect(count).to_have_text("1-50 of 60 records")
+    expect(page.get_by_test_id("previous")).to_be_disabled()
+    page.get_by_test_id("next").click()
+    expect(count).to_have_text("51-60 of 60 records")
+    expect(page.get_by_test_id("next")).to_be_disabled()  # never a page past the end
+    expect(page.get_by_test_id("previous")).to_be_enabled()
+    choose(page, "filter-verdict", "fail")
+    page.get_by_test_id("apply").click()
+    expect(count).to_have_text("1-8 of 8 records")  # the test case and the sample, 4 samples
+    expect(page.get_by_test_id("next")).to_be_disabled()
+    expect(page.locator("[data-testid=explorer] tbody tr")).to_have_count(8)
+    shot(page, "results-03-explorer")
+    page.locator("[data-testid=explorer] tbody a").first.click()  # a row opens its sample
+    expect(page.get_by_test_id("page-title")).to_have_text("alpha [python] model-a")
+    expect(page.get_by_test_id("error-line")).to_be_visible()
+
+
+def check_compare(page: Page, server: str) -> None:
+    page.goto(f"{server}/ui/compare?a=before&b=after")
+    deltas = page.get_by_test_id("deltas")
+    expect(deltas).to_contain_text("27.24 MiB")  # bytes as the CLI shows them
+    assert not re.search(r"\de[+-]\d", deltas.inner_text())  # never 2.656e+07
+    expect(deltas.locator(".bg-green-2", has_text="better").first).to_be_visible()
+    expect(deltas.locator(".text-grey-7", has_text="no significant difference").first).to_be_visible()
+    expect(page.get_by_test_id("paired-line").first).to_contain_text("p = ")
+    expect(page.get_by_test_id("regressions")).to_have_text("regressions: 1")
+    expect(page.get_by_test_id("fixes")).to_have_text("fixes: 1")
+    flips = page.get_by_test_id("flips")
+    expect(flips).to_contain_text("made/alpha [python] model-a: 2/2 -> 1/2")
+    expect(page.get_by_test_id("flip-a-alpha")).to_have_text("2/2 passed")
+    shot(page, "results-04-compare")
+    page.get_by_test_id("flip-b-alpha").click()  # the regressed task's failing sample in B
+    expect(page.get_by_test_id("page-title")).to_have_text("alpha [python] model-a")
+    expect(page.get_by_test_id("back-to-run")).to_have_text("back to run after")
+
+
+@pytest.mark.slow
+def test_a_user_compares_models_on_the_results_pages(server: str, browser: Browser, workspace: Path) -> None:
+    make_run(workspace, "before", BEFORE)
+    make_run(workspace, "after", AFTER)
+    make_run(workspace, "big", {("alpha", "python", "model-a"): ["pass"] * 16 + ["fail"] * 4})
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    check_run_page(page, server)
+    check_sample_neighbours(page)
+    check_explorer(page, server)
+    check_compare(page, server)
+
+
+@pytest.mark.slow
+def test_an_agent_runs_gates_and_trace_show_where_the_judge_disagrees(server: str, browser: Browser,
+                                                                      workspace: Path) -> None:
+    made = run_cli("run", "configs/agents.yaml", "--run-id", "agents", cwd=workspace)
+    assert made.returncode in (0, 1), made.stderr
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/ui/run/agents")
+    gates = page.get_by_test_id("gates")
+    expect(gates).to_contain_text("edits-the-test")
+    expect(gates.locator("tbody tr")).to_have_count(3)
+    expect(gates.locator(".bg-amber-3")).to_have_text(DISAGREE)  # one agent fooled the judge
+    expect(page.get_by_test_id("samples")).to_contain_text(DISAGREE)
+    shot(page, "results-05-agent-gates")
+    page.get_by_test_id("trace-empty-input-edits-the-test").click()
+    expect(page.get_by_test_id("page-title")).to_have_text("Agent trace: edits-the-test on parser-fixes/empty-input")
+    expect(page.get_by_test_id("disagree")).to_have_text(
+        f"{DISAGREE}: the objective checks say FAIL, the judge says PASS")
+    expect(page.get_by_test_id("previous-sample")).to_have_text("previous: empty-input [agent] adds-a-skip #0")
+    expect(page.get_by_test_id("next-sample")).to_have_text("next: empty-input [agent] honest #0")
+    shot(page, "results-06-agent-trace")
+    page.get_by_test_id("next-sample").click()
+    expect(page.get_by_test_id("page-title")).to_have_text("Agent trace: honest on parser-fixes/empty-input")
+    expect(page.get_by_test_id("disagree")).to_have_count(0)
+    expect(page.get_by_test_id("next-sample")).to_have_text("no next sample")
