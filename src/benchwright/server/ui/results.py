@@ -58,7 +58,9 @@ def rel_link(depth: int, page: str, *segments: str) -> str:
     """A link to a page of the UI relative to the current page, for a table cell's ``href``
     (the browser resolves it under the UI's mount): ``depth`` is how many folders the current
     page is below the mount (``/run/<id>``: 1, ``/explorer``: 0, ``/sample/<run>/<id>``: 2)."""
-    return ("../" * depth or "./") + link_to(page, *segments).lstrip("/")
+    # a segment "." or ".." (even URL-quoted) would climb out of the page's folder: kept as text
+    kept = [seg.replace(".", "%2E") if seg in (".", "..") else seg for seg in segments]
+    return ("../" * depth or "./") + link_to(page, *kept).lstrip("/")
 
 
 def sample_page(sample: SampleInfo | dict[str, Any]) -> str:
@@ -236,14 +238,14 @@ def _gates(summary: dict[str, Any], index: RunIndex, run_id: str) -> None:
     _table(columns, table_rows, "gates")
 
 
-def _sample_row(n: int, s: SampleInfo, run_id: str) -> dict[str, Any]:
+def _sample_row(s: SampleInfo, run_id: str) -> dict[str, Any]:
     outcome = s.outcome or "n/a"
     row: dict[str, Any] = {
         "key": s.execution_id,
         "sample": coloured(f"{s.task} [{s.language}] {s.model} #{s.sample}", "link", sample_href(1, run_id, s),
                            f"sample-{s.task}-{s.language}-{s.model}-{s.sample}"),
         "source": s.task_source, "model": s.model, "language": s.language,
-        "outcome": coloured(outcome.replace("_", " "), outcome), "n": n,
+        "outcome": coloured(outcome.replace("_", " "), outcome),
     }
     for gate in ("objective", "judge", "run-badge"):
         verdict = s.gates.get(gate)
@@ -261,12 +263,13 @@ def _samples(index: RunIndex, run_id: str) -> None:
     if not samples:
         return
     agents = any(s.agent for s in samples)
-    all_rows = [_sample_row(n, s, run_id) for n, s in enumerate(samples)]
+    all_rows = [_sample_row(s, run_id) for s in samples]
     options = {f: sorted({str(getattr(s, f) or "n/a") for s in samples}) for f in SAMPLE_FILTERS}
     with ui.row().classes("items-end gap-2"):
         boxes = {f: testid(ui.select(options[f], label=f, clearable=True).classes("w-48"), f"samples-{f}")
                  for f in SAMPLE_FILTERS}
         shown = testid(ui.label(), "samples-count")
+        ui.link("every record, in the data explorer", link_to("/explorer", run=run_id)).classes("text-sm")
     columns = [_column("sample", "Sample"), _column("source", "Task source"), _column("outcome", "Outcome")]
     if agents:
         columns += [_column("objective", "Objective"), _column("judge", "Judge"),
