@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from benchwright.results.report import DISAGREE
 from tests.conftest import run_cli
@@ -19,8 +20,15 @@ from tests.server.made_runs import AFTER, BEFORE, make_run
 
 def choose(page: Page, select: str, option: str) -> None:
     """Pick ``option`` in the dropdown whose test id is ``select``."""
-    page.get_by_test_id(select).click()
-    page.get_by_role("option", name=option, exact=True).click()
+    wanted = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):  # a click that lands while the page still updates may not open the menu
+        page.get_by_test_id(select).click()
+        try:
+            wanted.wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    wanted.click()
 
 
 def check_run_page(page: Page, server: str) -> None:
@@ -96,6 +104,13 @@ def check_compare(page: Page, server: str) -> None:
     page.get_by_test_id("flip-b-alpha").click()  # the regressed task's failing sample in B
     expect(page.get_by_test_id("page-title")).to_have_text("alpha [python] model-a")
     expect(page.get_by_test_id("back-to-run")).to_have_text("back to run after")
+    page.get_by_test_id("back-to-run").click()
+    matrix = page.locator("[data-testid=matrix] tbody tr")
+    expect(matrix).to_have_count(3)
+    page.get_by_test_id("matrix-differ").click()  # alpha: both models passed one sample of two
+    expect(page.get_by_test_id("matrix-differ")).to_contain_text("only the 2 task(s) where the models differ")
+    expect(matrix).to_have_count(2)
+    expect(page.get_by_test_id("matrix")).not_to_contain_text("made/alpha")
 
 
 @pytest.mark.slow

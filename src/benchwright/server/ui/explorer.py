@@ -104,5 +104,11 @@ def register(service: Service, access: Access) -> None:
                 offer()
                 load()
 
+            def refilter() -> None:
+                state["offset"] = 0
+                load()
+
+            for box in boxes.values():  # a filter picked applies at once; Apply also re-reads the runs
+                box.on_value_change(refilter)
             offer()
             load()

@@ -207,7 +207,16 @@ def _matrix(matrix: list[MatrixRow], models: list[str], run_id: str) -> None:
                 1, "/agent" if c.agent else "/sample", run_id, c.execution_id)
             cells[f"m{i}"] = coloured(c.text, c.state, href, f"cell-{row.task}-{row.language}-{m}")
         table_rows.append({"key": str(n), "task": f"{row.task_source}/{row.task} [{row.language}]", **cells})
-    _table(columns, table_rows, "matrix", MATRIX_PAGE if len(table_rows) > MATRIX_PAGE else None)
+    differ = [r for r, m in zip(table_rows, matrix, strict=True) if len({c.state for c in m.cells.values()}) > 1]
+    if len(models) > 1:
+        only = testid(ui.checkbox(f"only the {len(differ)} task(s) where the models differ"), "matrix-differ")
+    table = _table(columns, table_rows, "matrix", MATRIX_PAGE)
+    if len(models) > 1:
+        def narrow() -> None:
+            table.rows = differ if only.value else table_rows
+            table.update()
+
+        only.on_value_change(narrow)
 
 
 def _gates(summary: dict[str, Any], index: RunIndex, run_id: str) -> None:
