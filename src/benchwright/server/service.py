@@ -26,6 +26,7 @@ from benchwright import yamldoc
 from benchwright.errors import InfraError, InputError, Problem, UserError
 from benchwright.run.folder import RunFolder
 from benchwright.run.jsonl import SkippedLines, open_run_file
+from benchwright.server.index import INDEXED, RecordsView, Row, RunIndexes, Summaries
 from benchwright.workspace import Workspace
 
 FileKind = Literal["config", "task-source", "scenario"]
@@ -34,6 +35,9 @@ FOLDERS: dict[FileKind, str] = {"config": "configs", "task-source": "tasks", "sc
 VALIDATION_KIND: dict[FileKind, str] = {"config": "exec-config", "task-source": "task-source",
                                         "scenario": "scenario"}
 
+
+GATES = ("objective", "judge", "run-badge")
+"""The criteria of an agent run's three gates."""
 
 CANCEL_GRACE_S = 5.0
 """How long a cancelled run may take to stop on its own before it is killed (it stays resumable)."""
@@ -90,6 +94,9 @@ class Service:
         self.ws = ws
         self._launched: dict[str, subprocess.Popen[bytes]] = {}
         self._lock = threading.Lock()
+        self.indexes = RunIndexes()
+        """The runs' records and generations, parsed once and kept while their files do not change."""
+        self.summaries = Summaries()
 
     # -- paths ---------------------------------------------------------------------------------
 
@@ -290,22 +297,45 @@ class Service:
         their lines could not be read)."""
         from benchwright.results.export import folder_summary
 
-        return folder_summary(self.folder(run_id))
+        folder = self.folder(run_id)
+        return self.summaries.get(folder.path, lambda: folder_summary(folder))
 
     def records(self, run_id: str, *, filters: dict[str, str | None], offset: int = 0,
                 limit: int = 100, skipped: SkippedLines | None = None) -> tuple[int, list[dict[str, Any]]]:
         """The run's records matching every given filter (exact values), ``limit`` of them from
         ``offset``, and how many match in all; lines that cannot be read go to ``skipped``."""
         wanted = {k: v for k, v in filters.items() if v is not None}
-        total = 0
-        page: list[dict[str, Any]] = []
-        for rec in self.folder(run_id).records(skipped):
-            if any(str(getattr(rec, k, None)) != v for k, v in wanted.items()):
-                continue
-            if offset <= total < offset + limit:
-                page.append(rec.model_dump(mode="json"))
-            total += 1
-        return total, page
+        folder = self.folder(run_id)
+        with self.indexes.records(folder.path) as view:
+            if skipped is not None:
+                skipped.extend(view.skipped)
+            if wanted.keys() <= INDEXED:
+                tests = [(Row._fields.index(k), v) for k, v in wanted.items()]
+                chosen = [i for i, row in enumerate(view.rows) if all(str(row[n]) == v for n, v in tests)]
+                return len(chosen), [r.model_dump(mode="json") for r in view.read(chosen[offset:offset + limit])]
+            records = view.read(list(range(len(view.rows))))
+        chosen_records = [r for r in records if all(str(getattr(r, k, None)) == v for k, v in wanted.items())]
+        return len(chosen_records), [r.model_dump(mode="json") for r in chosen_records[offset:offset + limit]]
+
+    def samples(self, run_id: str, skipped: SkippedLines | None = None) -> list[dict[str, Any]]:
+        """The run's samples in the order their first records come: execution id, task, language,
+        model, sample number, outcome, and (agent runs) the verdict of each of the three gates
+        (``objective``, ``judge``, ``run-badge``) in capitals; lines that cannot be read go to
+        ``skipped``."""
+        out: dict[str, dict[str, Any]] = {}
+        with self.indexes.records(self.folder(run_id).path) as view:
+            if skipped is not None:
+                skipped.extend(view.skipped)
+            for row in view.rows:
+                s = out.get(row.execution_id)
+                if s is None:
+                    s = out[row.execution_id] = {
+                        "execution_id": row.execution_id, "task_source": row.task_source, "task": row.task,
+                        "language": row.language, "model": row.model, "sample": row.sample,
+                        "outcome": row.outcome or ""}
+                if row.criterion in GATES:
+                    s[row.criterion] = (row.verdict or "n/a").upper()
+        return list(out.values())
 
     def explore(self, run_ids: list[str], *, filters: dict[str, str | None], sort: str | None = None,
                 descending: bool = False, offset: int = 0, limit: int = 100,
@@ -313,6 +343,38 @@ class Service:
         """Records across runs, filtered and sorted here (not in the browser), a page of them and
         how many match; each carries its run and, for agent runs, the judge's verdict."""
         wanted = {k: v for k, v in filters.items() if v}
+        if not (wanted.keys() <= INDEXED and (sort is None or sort in INDEXED or sort in ("run", "judge_verdict"))):
+            return self._explore_whole(run_ids, wanted, sort, descending, offset, limit, skipped)
+        tests = [(Row._fields.index(k), v) for k, v in wanted.items()]
+        with contextlib.ExitStack() as stack:
+            views: list[RecordsView] = []
+            judged: list[dict[str, str | None]] = []
+            matched: list[tuple[int, int, Any]] = []  # (run, position, the sort value)
+            for n, run_id in enumerate(run_ids):
+                view = stack.enter_context(self.indexes.records(self.folder(run_id).path))
+                if skipped is not None:
+                    skipped.extend(view.skipped)
+                views.append(view)
+                judged.append({r.execution_id: r.verdict for r in view.rows if r.criterion == "judge"})
+                field = Row._fields.index(sort) if sort in INDEXED else None
+                for i, row in enumerate(view.rows):
+                    if all(str(row[k]) == v for k, v in tests):
+                        value = (row[field] if field is not None else run_id if sort == "run"
+                                 else judged[n].get(row.execution_id) if sort else None)
+                        matched.append((n, i, value))
+            if sort:
+                present = [m for m in matched if m[2] is not None]
+                present.sort(key=lambda m: (isinstance(m[2], str), m[2]), reverse=descending)
+                matched = present + [m for m in matched if m[2] is None]
+            page = []
+            for n, i, _ in matched[offset:offset + limit]:
+                rec = views[n].read([i])[0].model_dump(mode="json")
+                page.append({**rec, "run": run_ids[n], "judge_verdict": judged[n].get(rec.get("execution_id", ""))})
+        return len(matched), page
+
+    def _explore_whole(self, run_ids: list[str], wanted: dict[str, str], sort: str | None, descending: bool,
+                       offset: int, limit: int, skipped: SkippedLines | None) -> tuple[int, list[dict[str, Any]]]:
+        """:meth:`explore` on whole records: a filter or a sort on a key the index does not hold."""
         matched: list[dict[str, Any]] = []
         for run_id in run_ids:
             records = list(self._iter_records(run_id, skipped))
@@ -329,7 +391,11 @@ class Service:
         return len(matched), matched[offset:offset + limit]
 
     def _iter_records(self, run_id: str, skipped: SkippedLines | None = None) -> Iterator[dict[str, Any]]:
-        for record in self.folder(run_id).records(skipped):
+        with self.indexes.records(self.folder(run_id).path) as view:
+            if skipped is not None:
+                skipped.extend(view.skipped)
+            records = view.read(list(range(len(view.rows))))
+        for record in records:
             yield record.model_dump(mode="json")
 
     def shown(self, error: Exception) -> str:
@@ -348,8 +414,12 @@ class Service:
 
         folder = self.folder(run_id)
         skipped = SkippedLines()
-        records = [r for r in self._iter_records(folder.run_id, skipped) if r.get("execution_id") == execution_id]
-        generation = folder.generations(only={execution_id}, skipped=skipped).get(execution_id)
+        with self.indexes.records(folder.path) as view:
+            skipped.extend(view.skipped)
+            records = [r.model_dump(mode="json") for r in view.read(view.of_sample(execution_id))]
+        with self.indexes.generations(folder.path) as generations:
+            skipped.extend(generations.skipped)
+            generation = generations.get(execution_id)
         if not records and generation is None:
             raise NotFound(f"no sample {execution_id!r} in run {folder.run_id}")
         files = _agent_files(folder.path / "agents", execution_id)
@@ -379,7 +449,27 @@ class Service:
     def compare(self, run_a: str, run_b: str) -> dict[str, Any]:
         from benchwright.results.compare import compare
 
-        return compare(self.folder(run_a), self.folder(run_b)).to_dict()
+        return compare(self.folder(run_a), self.folder(run_b), _IndexedReader(self)).to_dict()
+
+
+class _IndexedReader:
+    """What a comparison reads of a run, from the service's indexes and summaries."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def summary(self, folder: RunFolder) -> dict[str, Any]:
+        return self.service.summary(folder.run_id)
+
+    def records(self, folder: RunFolder, skipped: SkippedLines | None = None) -> list[Row]:
+        with self.service.indexes.records(folder.path) as view:
+            if skipped is not None:
+                skipped.extend(view.skipped)
+            return view.rows
+
+    def damaged(self, folder: RunFolder) -> set[str]:
+        with self.service.indexes.records(folder.path) as view:
+            return view.damaged
 
 
 AGENT_FILE_BYTES = 2_000_000

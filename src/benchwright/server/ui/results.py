@@ -3,8 +3,6 @@ agents' gates, why samples failed, and the samples."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchwright.results.reasons import notes as reason_notes
 from benchwright.results.report import (
     CI_SUFFIX,
@@ -64,14 +62,8 @@ def show_results(service: Service, run_id: str) -> None:
         ui.label("Why samples failed").classes("text-lg")
         for line in reason_notes(failures):
             ui.label(line).classes("text-sm").props('data-testid="failure-reason"')
-    samples: dict[str, dict[str, Any]] = {}
     skipped = SkippedLines()
-    for rec in service.records(run_id, filters={}, limit=100_000, skipped=skipped)[1]:
-        s = samples.setdefault(rec["execution_id"], {
-            "execution_id": rec["execution_id"], "task": rec["task"], "language": rec["language"],
-            "model": rec["model"], "sample": rec.get("sample", 0), "outcome": rec.get("outcome") or ""})
-        if rec["criterion"] in ("objective", "judge", "run-badge"):
-            s[rec["criterion"]] = (rec.get("verdict") or "n/a").upper()
+    samples = {s["execution_id"]: s for s in service.samples(run_id, skipped=skipped)}
     if not skipped and summary.get("skipped_lines"):
         skipped = SkippedLines.model_validate(summary["skipped_lines"])
     if skipped:
