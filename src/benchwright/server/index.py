@@ -257,6 +257,27 @@ class RunIndexes:
         self._lock = threading.Lock()
         self._records: OrderedDict[Path, _RecordsIndex] = OrderedDict()
         self._generations: OrderedDict[Path, _GenerationsIndex] = OrderedDict()
+        self._warming: threading.Thread | None = None
+
+    def warm(self, folders: list[Path]) -> None:
+        """Make (or bring up to date) the indexes of these runs, the first :attr:`size` of them, in
+        a thread of their own, so the first page of a run the user opens need not wait for it.
+        Does nothing while an earlier warm-up is still going; a run that cannot be read is left
+        for its page to report."""
+        with self._lock:
+            if self._warming is not None and self._warming.is_alive():
+                return
+            self._warming = threading.Thread(target=self._warm, args=(folders[:self.size],),
+                                             name="benchwright-index-warm-up", daemon=True)
+            self._warming.start()
+
+    def _warm(self, folders: list[Path]) -> None:
+        for folder in folders:
+            try:
+                with self.records(folder), self.generations(folder):
+                    pass
+            except (InfraError, OSError):
+                continue
 
     def _get(self, cache: OrderedDict[Path, Any], path: Path, make: Callable[[Path], Any]) -> Any:
         with self._lock:

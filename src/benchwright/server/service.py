@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from benchwright.errors import InfraError, InputError, Problem, UserError
 from benchwright.run.folder import RunFolder
 from benchwright.run.jsonl import SkippedLines, open_run_file
 from benchwright.server.index import INDEXED, RecordsView, Row, RunIndexes, Summaries
+from benchwright.task.model import TaskSource
 from benchwright.workspace import Workspace
 
 FileKind = Literal["config", "task-source", "scenario"]
@@ -38,6 +40,9 @@ VALIDATION_KIND: dict[FileKind, str] = {"config": "exec-config", "task-source": 
 
 GATES = ("objective", "judge", "run-badge")
 """The criteria of an agent run's three gates."""
+
+CACHED_SOURCES = 8
+"""Parsed task sources the server keeps (by path and version) for the task editor."""
 
 CANCEL_GRACE_S = 5.0
 """How long a cancelled run may take to stop on its own before it is killed (it stays resumable)."""
@@ -97,6 +102,7 @@ class Service:
         self.indexes = RunIndexes()
         """The runs' records and generations, parsed once and kept while their files do not change."""
         self.summaries = Summaries()
+        self._sources: OrderedDict[tuple[str, str], TaskSource] = OrderedDict()
 
     # -- paths ---------------------------------------------------------------------------------
 
@@ -149,6 +155,25 @@ class Service:
         data = path.read_bytes()
         return FileText(self._rel(path), data.decode("utf-8", errors="replace"), etag(data))
 
+    def task_source(self, rel: str) -> tuple[FileText, TaskSource]:
+        """A task source file and the tasks it holds, parsed once for each version of the file
+        (the few last ones are kept: callers must not change what they get).
+
+        Raises:
+            InputError: the file is not YAML; ValueError (pydantic's): not a task source.
+        """
+        got = self.read_file(rel, "task-source")
+        key = (got.path, got.etag)
+        with self._lock:
+            source = self._sources.get(key)
+        if source is None:
+            source = TaskSource.model_validate(yamldoc.parse_text(got.text, rel).data)
+            with self._lock:
+                self._sources[key] = source
+                while len(self._sources) > CACHED_SOURCES:
+                    self._sources.popitem(last=False)
+        return got, source
+
     def check_text(self, rel: str, text: str, kind: FileKind) -> list[Problem]:
         """Every problem ``validate`` would report for ``text`` saved as ``rel`` (nothing is written)."""
         from benchwright import validation
@@ -194,12 +219,15 @@ class Service:
     # -- runs ----------------------------------------------------------------------------------
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run of the workspace, newest first, with its status."""
+        """Every run of the workspace, newest first, with its status. The newest runs' records
+        are indexed in the background (what is listed is likely opened next)."""
         if not self.ws.results.is_dir():
             return []
         out = []
-        for manifest in sorted(self.ws.results.glob("*/run.yaml"), key=lambda p: p.stat().st_mtime, reverse=True):
+        manifests = sorted(self.ws.results.glob("*/run.yaml"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for manifest in manifests:
             out.append(self.status(manifest.parent.name))
+        self.indexes.warm([m.parent for m in manifests])
         return out
 
     def folder(self, run_id: str) -> RunFolder:
