@@ -229,6 +229,20 @@ class RecordsView:
             return []
         return [_read(self._file, self._places[i], parse_record, self.path) for i in positions]
 
+    def matching(self, wanted: dict[str, str]) -> list[int]:
+        """The positions of the rows whose every key in ``wanted`` (keys of :class:`Row`) has the
+        value given, compared as text (``str(value)``: ``None``, ``1.0``, ``True``), in file order."""
+        rows = self.rows
+        chosen: list[int] | range = range(len(rows))
+        for key, value in wanted.items():
+            field = Row._fields.index(key)
+            chosen = [i for i in chosen if str(rows[i][field]) == value]
+        return list(chosen)
+
+    def judged(self) -> dict[str, str | None]:
+        """The judge's verdict of each sample that has one (its last ``judge`` record's)."""
+        return {r.execution_id: r.verdict for r in self.rows if r.criterion == "judge"}
+
     def of_sample(self, execution_id: str) -> list[int]:
         """The positions of one sample's records, in file order."""
         return [i for i in self._by_sample.get(execution_id, []) if i < len(self.rows)]

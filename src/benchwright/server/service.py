@@ -333,13 +333,9 @@ class Service:
         """The run's records matching every given filter (exact values), ``limit`` of them from
         ``offset``, and how many match in all; lines that cannot be read go to ``skipped``."""
         wanted = {k: v for k, v in filters.items() if v is not None}
-        folder = self.folder(run_id)
-        with self.indexes.records(folder.path) as view:
-            if skipped is not None:
-                skipped.extend(view.skipped)
+        with self._view(run_id, skipped) as view:
             if wanted.keys() <= INDEXED:
-                tests = [(Row._fields.index(k), v) for k, v in wanted.items()]
-                chosen = [i for i, row in enumerate(view.rows) if all(str(row[n]) == v for n, v in tests)]
+                chosen = view.matching(wanted)
                 return len(chosen), [r.model_dump(mode="json") for r in view.read(chosen[offset:offset + limit])]
             records = view.read(list(range(len(view.rows))))
         chosen_records = [r for r in records if all(str(getattr(r, k, None)) == v for k, v in wanted.items())]
@@ -351,9 +347,7 @@ class Service:
         (``objective``, ``judge``, ``run-badge``) in capitals; lines that cannot be read go to
         ``skipped``."""
         out: dict[str, dict[str, Any]] = {}
-        with self.indexes.records(self.folder(run_id).path) as view:
-            if skipped is not None:
-                skipped.extend(view.skipped)
+        with self._view(run_id, skipped) as view:
             for row in view.rows:
                 s = out.get(row.execution_id)
                 if s is None:
@@ -373,32 +367,35 @@ class Service:
         wanted = {k: v for k, v in filters.items() if v}
         if not (wanted.keys() <= INDEXED and (sort is None or sort in INDEXED or sort in ("run", "judge_verdict"))):
             return self._explore_whole(run_ids, wanted, sort, descending, offset, limit, skipped)
-        tests = [(Row._fields.index(k), v) for k, v in wanted.items()]
         with contextlib.ExitStack() as stack:
-            views: list[RecordsView] = []
-            judged: list[dict[str, str | None]] = []
-            matched: list[tuple[int, int, Any]] = []  # (run, position, the sort value)
-            for n, run_id in enumerate(run_ids):
-                view = stack.enter_context(self.indexes.records(self.folder(run_id).path))
-                if skipped is not None:
-                    skipped.extend(view.skipped)
-                views.append(view)
-                judged.append({r.execution_id: r.verdict for r in view.rows if r.criterion == "judge"})
-                field = Row._fields.index(sort) if sort in INDEXED else None
-                for i, row in enumerate(view.rows):
-                    if all(str(row[k]) == v for k, v in tests):
-                        value = (row[field] if field is not None else run_id if sort == "run"
-                                 else judged[n].get(row.execution_id) if sort else None)
-                        matched.append((n, i, value))
+            views = [stack.enter_context(self._view(run_id, skipped)) for run_id in run_ids]
+            judged = [view.judged() for view in views]
+            matched = [(n, i) for n, view in enumerate(views) for i in view.matching(wanted)]
             if sort:
-                present = [m for m in matched if m[2] is not None]
-                present.sort(key=lambda m: (isinstance(m[2], str), m[2]), reverse=descending)
-                matched = present + [m for m in matched if m[2] is None]
+                def value(m: tuple[int, int]) -> Any:
+                    n, i = m
+                    if sort == "run":
+                        return run_ids[n]
+                    row = views[n].rows[i]
+                    return judged[n].get(row.execution_id) if sort == "judge_verdict" else getattr(row, sort)
+
+                keyed = [(value(m), m) for m in matched]
+                present = [k for k in keyed if k[0] is not None]
+                present.sort(key=lambda k: (isinstance(k[0], str), k[0]), reverse=descending)
+                matched = [m for _, m in present] + [m for v, m in keyed if v is None]
             page = []
-            for n, i, _ in matched[offset:offset + limit]:
+            for n, i in matched[offset:offset + limit]:
                 rec = views[n].read([i])[0].model_dump(mode="json")
                 page.append({**rec, "run": run_ids[n], "judge_verdict": judged[n].get(rec.get("execution_id", ""))})
         return len(matched), page
+
+    @contextlib.contextmanager
+    def _view(self, run_id: str, skipped: SkippedLines | None) -> Iterator[RecordsView]:
+        """The run's records now (see :class:`RecordsView`); their skipped lines added to ``skipped``."""
+        with self.indexes.records(self.folder(run_id).path) as view:
+            if skipped is not None:
+                skipped.extend(view.skipped)
+            yield view
 
     def _explore_whole(self, run_ids: list[str], wanted: dict[str, str], sort: str | None, descending: bool,
                        offset: int, limit: int, skipped: SkippedLines | None) -> tuple[int, list[dict[str, Any]]]:
@@ -419,9 +416,7 @@ class Service:
         return len(matched), matched[offset:offset + limit]
 
     def _iter_records(self, run_id: str, skipped: SkippedLines | None = None) -> Iterator[dict[str, Any]]:
-        with self.indexes.records(self.folder(run_id).path) as view:
-            if skipped is not None:
-                skipped.extend(view.skipped)
+        with self._view(run_id, skipped) as view:
             records = view.read(list(range(len(view.rows))))
         for record in records:
             yield record.model_dump(mode="json")
