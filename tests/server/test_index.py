@@ -8,14 +8,17 @@ import os
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from playwright.sync_api import Browser
 
-from benchwright.errors import InfraError
+from benchwright.errors import InfraError, InputError
 from benchwright.results.record import Generation, Record
 from benchwright.run.folder import RunFolder
 from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import Service
 from benchwright.workspace.workspace import Workspace, init_workspace
+from tests.server.conftest import serving, shot
 
 RUN = "idx"
 
@@ -251,3 +254,68 @@ def test_a_summary_is_read_again_when_its_file_changes(run: tuple[Service, RunFo
     assert service.summary(RUN) == {"models": ["written"]}
     (folder.path / "summary.yaml").write_text("models: [again, longer]\n")
     assert service.summary(RUN) == {"models": ["again", "longer"]}
+
+
+def test_a_task_source_is_parsed_again_only_when_it_changes(run: tuple[Service, RunFolder]) -> None:
+    service, _ = run
+    rel = "tasks/mine.yaml"
+    path = service.ws.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("version: 1\nname: mine\ntasks:\n  - name: one\n    languages: [python]\n"
+                    "    task: {common_prompt: say one}\n")
+    got, first = service.task_source(rel)
+    assert [t.name for t in first.tasks] == ["one"] and got.path == rel
+    assert service.task_source(rel)[1] is first  # the same version: not parsed again
+    path.write_text(path.read_text().replace("name: one", "name: two"))
+    assert [t.name for t in service.task_source(rel)[1].tasks] == ["two"]
+    path.write_text("tasks: [unclosed\n")
+    with pytest.raises(InputError, match="invalid YAML"):
+        service.task_source(rel)
+
+
+def test_listing_the_runs_makes_their_indexes_in_the_background(run: tuple[Service, RunFolder]) -> None:
+    service, folder = run
+    assert [r["run_id"] for r in service.runs()] == [RUN]
+    warming = service.indexes._warming
+    assert warming is not None
+    warming.join(timeout=60)
+    index = service.indexes._records[folder.path]
+    assert len(index.rows) == 12 * 4 + 6 and folder.path in service.indexes._generations
+    rows = index.rows
+    assert service.records(RUN, filters={"model": "m-b"})[0] == 18 and index.rows is rows  # used as made
+
+
+@pytest.mark.slow
+def test_a_served_run_that_grows_shows_its_new_records_and_its_torn_line(run: tuple[Service, RunFolder],
+                                                                        browser: Browser) -> None:
+    """Through a real `benchwright serve`: its index follows records.jsonl between requests."""
+    _, folder = run
+    workspace = folder.path.parents[1]
+    with serving(workspace) as (base, _proc):
+        def records() -> dict[str, Any]:
+            got = httpx.get(f"{base}/api/runs/{RUN}/records", params={"limit": 1000, "model": "m-a"}, timeout=60)
+            assert got.status_code == 200, got.text
+            body: dict[str, Any] = got.json()
+            return body
+
+        assert records()["total"] == 18 and records()["skipped_lines"] is None
+        for n in range(30, 34):
+            folder.append_records(_batch(n))
+        rest = _tear(folder)
+        body = records()
+        assert body["total"] == 18 + 8 and body["skipped_lines"]["count"] == 1
+        assert body["skipped_lines"]["lines"][0]["reason"].startswith("torn")
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{base}/ui/explorer?run={RUN}")
+        page.wait_for_selector("[data-testid=explorer] tbody tr")
+        page.wait_for_selector("text=/of 70 records/")
+        shot(page, "index-explorer-growing-run")
+        with _records_file(folder).open("ab") as f:
+            f.write(rest)
+        body = records()
+        assert body["total"] == 18 + 8 + 1 and body["skipped_lines"] is None
+        page.goto(f"{base}/ui/sample/{RUN}/e077")
+        page.wait_for_selector("[data-testid=record-unit-test-sample]")
+        sample = httpx.get(f"{base}/api/runs/{RUN}/records", params={"limit": 1000}, timeout=60).json()
+        assert sample["total"] == 12 * 4 + 6 + 4 * 4 + 1
+        page.close()
