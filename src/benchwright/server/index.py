@@ -18,6 +18,7 @@ import copy
 import operator
 import os
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -89,8 +90,10 @@ INDEXED: frozenset[str] = frozenset(Row._fields)
 _fields = operator.attrgetter(*Row._fields)
 
 
-def _row(record: Record) -> Row:
-    return Row._make(_fields(record))
+def _row(record: Record, shared: dict[str, str]) -> Row:
+    """The record's row; its texts shared with the rows before (one ``str`` per distinct
+    value: a run repeats its models, tasks and criteria on every line)."""
+    return Row._make([shared.setdefault(v, v) if type(v) is str else v for v in _fields(record)])
 
 
 @dataclass
@@ -182,14 +185,17 @@ class _FileIndex(Generic[T]):
 class _RecordsIndex(_FileIndex[Record]):
     def _clear(self) -> None:
         self.rows: list[Row] = []
-        self.places: list[_Place] = []
+        self.offsets = array("q")
+        self.sizes = array("q")
+        self.shared: dict[str, str] = {}
         self.by_sample: dict[str, list[int]] = {}
         self.scan = RecordsScan()
 
     def _add(self, value: Record, place: _Place) -> None:
         self.by_sample.setdefault(value.execution_id, []).append(len(self.rows))
-        self.rows.append(_row(value))
-        self.places.append(place)
+        self.rows.append(_row(value, self.shared))
+        self.offsets.append(place.offset)
+        self.sizes.append(place.size)
         self.scan.add(value)
 
 
@@ -219,7 +225,8 @@ class RecordsView:
     skipped: SkippedLines = field(default_factory=SkippedLines)
     damaged: set[str] = field(default_factory=set)
     """The samples with records missing: a block cut short, or a skipped line naming them."""
-    _places: list[_Place] = field(default_factory=list)
+    _offsets: array[int] = field(default_factory=lambda: array("q"))
+    _sizes: array[int] = field(default_factory=lambda: array("q"))
     _by_sample: dict[str, list[int]] = field(default_factory=dict)
     _file: IO[bytes] | None = None
 
@@ -227,7 +234,8 @@ class RecordsView:
         """The whole records at these positions of :attr:`rows`."""
         if self._file is None:
             return []
-        return [_read(self._file, self._places[i], parse_record, self.path) for i in positions]
+        return [_read(self._file, _Place(self._offsets[i], self._sizes[i]), parse_record, self.path)
+                for i in positions]
 
     def matching(self, wanted: dict[str, str]) -> list[int]:
         """The positions of the rows whose every key in ``wanted`` (keys of :class:`Row`) has the
@@ -323,7 +331,7 @@ class RunIndexes:
                 damaged = {eid for eid, b in index.scan.blocks.items() if not b.whole()} | index.named
                 if index.tail is not None and index.tail.execution_id is not None:
                     damaged.add(index.tail.execution_id)
-                view = RecordsView(path, list(index.rows), index.skipped_now(), damaged, list(index.places),
+                view = RecordsView(path, list(index.rows), index.skipped_now(), damaged, index.offsets[:], index.sizes[:],
                                    index.by_sample, f)
             yield view
 
