@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -34,7 +34,6 @@ from rich.text import Text
 
 from benchwright.errors import UserError
 from benchwright.results.export import folder_summary
-from benchwright.results.record import Record
 from benchwright.results.report import (
     NONE,
     Row,
@@ -162,18 +161,64 @@ def _delta(model: str, key: str, ra: Row | None, rb: Row | None, presence: Prese
     )
 
 
-def _pass_fractions(folder: RunFolder, skipped: SkippedLines) -> dict[TaskKey, tuple[int, int]]:
+class ScoredRecord(Protocol):
+    """What a comparison reads of a record (a :class:`Record`, or a row of a server's index)."""
+
+    @property
+    def execution_id(self) -> str: ...
+    @property
+    def task_source(self) -> str: ...
+    @property
+    def task(self) -> str: ...
+    @property
+    def language(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def criterion(self) -> str: ...
+    @property
+    def test_case(self) -> str | None: ...
+    @property
+    def outcome(self) -> str | None: ...
+    @property
+    def score(self) -> float | None: ...
+
+
+class RunReader(Protocol):
+    """Where a comparison reads a run: its summary, its records, its samples with records missing."""
+
+    def summary(self, folder: RunFolder) -> dict[str, Any]: ...
+
+    def records(self, folder: RunFolder, skipped: SkippedLines | None = None) -> Iterable[ScoredRecord]: ...
+
+    def damaged(self, folder: RunFolder) -> set[str]: ...
+
+
+class FolderReader:
+    """Reads the run folder's files (the CLI's reader; the server's keeps an index of them)."""
+
+    def summary(self, folder: RunFolder) -> dict[str, Any]:
+        return folder_summary(folder)
+
+    def records(self, folder: RunFolder, skipped: SkippedLines | None = None) -> Iterable[ScoredRecord]:
+        return folder.records(skipped)
+
+    def damaged(self, folder: RunFolder) -> set[str]:
+        return folder.scan().damaged()
+
+
+def _pass_fractions(folder: RunFolder, skipped: SkippedLines, reader: RunReader) -> dict[TaskKey, tuple[int, int]]:
     """(passing samples, scored samples) per task, from the sample-level unit-test records;
     samples with records that could not be read are left out (lines added to ``skipped``)."""
-    out = _fractions(folder.records(skipped), set())
-    return _fractions(folder.records(), folder.scan().damaged()) if skipped else out
+    out = _fractions(reader.records(folder, skipped), set())
+    return _fractions(reader.records(folder), reader.damaged(folder)) if skipped else out
 
 
 Scores = dict[tuple[str, str], dict[tuple[str, str, str], list[float]]]
 """(model, criterion) -> (task source, task, language) -> the sample scores."""
 
 
-def _task_scores(records: Iterable[Record], damaged: set[str]) -> Scores:
+def _task_scores(records: Iterable[ScoredRecord], damaged: set[str]) -> Scores:
     """Per model and criterion, every counted sample's score by task; ``pass_rate``: 1 for a
     sample that passed, 0 for one that failed or erred."""
     out: Scores = {}
@@ -191,10 +236,9 @@ def _task_scores(records: Iterable[Record], damaged: set[str]) -> Scores:
     return out
 
 
-def _paired(a: RunFolder, b: RunFolder, models: list[str]) -> list[PairedDifference]:
-    damaged_a = a.scan().damaged()
-    damaged_b = b.scan().damaged()
-    sa, sb = _task_scores(a.records(), damaged_a), _task_scores(b.records(), damaged_b)
+def _paired(a: RunFolder, b: RunFolder, models: list[str], reader: RunReader) -> list[PairedDifference]:
+    sa = _task_scores(reader.records(a), reader.damaged(a))
+    sb = _task_scores(reader.records(b), reader.damaged(b))
     out = []
     for model in models:
         names = [c for (m, c) in sa if m == model and (m, c) in sb]
@@ -205,7 +249,7 @@ def _paired(a: RunFolder, b: RunFolder, models: list[str]) -> list[PairedDiffere
     return out
 
 
-def _fractions(records: Iterable[Record], damaged: set[str]) -> dict[TaskKey, tuple[int, int]]:
+def _fractions(records: Iterable[ScoredRecord], damaged: set[str]) -> dict[TaskKey, tuple[int, int]]:
     out: dict[TaskKey, tuple[int, int]] = {}
     for r in records:
         if (r.criterion != "unit-test" or r.test_case is not None or r.outcome in NOT_COUNTED
@@ -217,9 +261,10 @@ def _fractions(records: Iterable[Record], damaged: set[str]) -> dict[TaskKey, tu
     return out
 
 
-def compare(a: RunFolder, b: RunFolder) -> ComparisonResult:
-    """Compare run ``a`` (the baseline) with run ``b``."""
-    sa, sb = folder_summary(a), folder_summary(b)
+def compare(a: RunFolder, b: RunFolder, reader: RunReader | None = None) -> ComparisonResult:
+    """Compare run ``a`` (the baseline) with run ``b``, read by ``reader`` (default: their files)."""
+    reader = reader if reader is not None else FolderReader()
+    sa, sb = reader.summary(a), reader.summary(b)
     models_a, models_b = models_of(sa), models_of(sb)
     models = models_a + [m for m in models_b if m not in models_a]
     result = ComparisonResult(
@@ -242,7 +287,7 @@ def compare(a: RunFolder, b: RunFolder) -> ComparisonResult:
             result.deltas.append(_delta(model, key, ra, rb, presence))
 
     both_models = [m for m in models if m not in result.only_a and m not in result.only_b]
-    paired = _paired(a, b, both_models)
+    paired = _paired(a, b, both_models, reader)
     result.paired = [p.model_dump(mode="json") for p in paired]
     by_key = {(p.model, p.criterion): p for p in paired}
     for d in result.deltas:
@@ -255,7 +300,7 @@ def compare(a: RunFolder, b: RunFolder) -> ComparisonResult:
                 d.verdict = "no significant difference"
 
     skipped = {"a": SkippedLines(), "b": SkippedLines()}
-    fa, fb = _pass_fractions(a, skipped["a"]), _pass_fractions(b, skipped["b"])
+    fa, fb = _pass_fractions(a, skipped["a"], reader), _pass_fractions(b, skipped["b"], reader)
     for side, summary in (("a", sa), ("b", sb)):
         lines = skipped[side]
         if not lines and summary.get("skipped_lines"):

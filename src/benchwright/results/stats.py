@@ -29,6 +29,7 @@ Only the standard library is used (no numpy or scipy at run time).
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Hashable, Mapping, Sequence
@@ -137,12 +138,16 @@ def t_two_sided_p(t: float, df: float) -> float:
     return betainc(df / 2.0, 0.5, df / (df + t * t))
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(q: float, df: float) -> float:
-    """The ``q`` quantile (q > 0.5) of Student's t, by bisection."""
+    """The ``q`` quantile (q > 0.5) of Student's t, by bisection (kept: a server's pages ask
+    for the same few again and again)."""
     target = 2.0 * (1.0 - q)  # two-sided tail
     lo, hi = 0.0, 1e6
     for _ in range(200):
         mid = (lo + hi) / 2.0
+        if mid in (lo, hi):  # converged: further steps would not move lo or hi
+            break
         if t_two_sided_p(mid, df) > target:
             lo = mid
         else:

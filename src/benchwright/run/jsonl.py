@@ -109,18 +109,34 @@ def open_run_file(path: Path, follow: bool = False) -> IO[bytes]:
     return os.fdopen(fd, "rb")
 
 
-def _lines(f: IO[bytes]) -> Iterator[bytes | None]:
-    """The file's lines as bytes, newline kept; ``None`` for one longer than the cap (skipped)."""
+def sized_lines(f: IO[bytes]) -> Iterator[tuple[bytes | None, int, bool]]:
+    """The file's lines from where ``f`` stands, as bytes with the newline kept (``None`` for one
+    longer than the cap, skipped), each with the number of bytes it takes in the file and
+    whether it ends with a newline (only the last line of a file can lack one)."""
     while True:
         raw = f.readline(MAX_LINE_BYTES + 1)
         if not raw:
             return
         if len(raw) > MAX_LINE_BYTES:
+            size = len(raw)
             while raw and not raw.endswith(b"\n"):
                 raw = f.readline(_CHUNK)
-            yield None
+                size += len(raw)
+            yield None, size, raw.endswith(b"\n")
             continue
-        yield raw
+        yield raw, len(raw), raw.endswith(b"\n")
+
+
+def blank(raw: bytes | None) -> bool:
+    """Whether a line is a whole blank line (ignored by every reader, but counted in numbering)."""
+    return raw is not None and raw.endswith(b"\n") and not raw.strip()
+
+
+def bad_line(path: Path, number: int, raw: bytes | None, reason: str) -> BadLine:
+    """The :class:`BadLine` of a line that could not be read, naming its sample when its start does."""
+    match = _SAMPLE_OF_LINE.match(raw or b"")
+    return BadLine(file=path.name, line=number, reason=reason,
+                   execution_id=match.group(1).decode() if match else None)
 
 
 def read_lines(path: Path, parse: Callable[[str], T], skipped: SkippedLines | None = None, *,
@@ -139,24 +155,22 @@ def read_lines(path: Path, parse: Callable[[str], T], skipped: SkippedLines | No
     except FileNotFoundError:
         return
     with f:
-        for number, raw in enumerate(_lines(f), 1):
-            if raw is not None and raw.endswith(b"\n") and not raw.strip():
+        for number, (raw, _, _) in enumerate(sized_lines(f), 1):
+            if blank(raw):
                 continue
-            value, reason = _parse(raw, parse)
+            value, reason = parse_line(raw, parse)
             if reason is None:
                 yield number, raw or b"", cast(T, value)
                 continue
-            match = _SAMPLE_OF_LINE.match(raw or b"")
-            bad = BadLine(file=path.name, line=number, reason=reason,
-                          execution_id=match.group(1).decode() if match else None)
+            bad = bad_line(path, number, raw, reason)
             if skipped is not None:
                 skipped.add(bad)
             if rejected is not None:
                 rejected(bad, raw or b"")
 
 
-def _parse(raw: bytes | None, parse: Callable[[str], T]) -> tuple[T | None, str | None]:
-    """The value of one line, or why there is none."""
+def parse_line(raw: bytes | None, parse: Callable[[str], T]) -> tuple[T | None, str | None]:
+    """The value of one line (as :func:`sized_lines` gives it), or why there is none."""
     if raw is None:
         return None, f"longer than {MAX_LINE_BYTES} bytes"
     if not raw.endswith(b"\n"):

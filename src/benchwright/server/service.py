@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ from benchwright import yamldoc
 from benchwright.errors import InfraError, InputError, Problem, UserError
 from benchwright.run.folder import RunFolder
 from benchwright.run.jsonl import SkippedLines, open_run_file
+from benchwright.server.index import INDEXED, RecordsView, Row, RunIndexes, Summaries
+from benchwright.task.model import TaskSource
 
 if TYPE_CHECKING:
     from benchwright.results.samples import MatrixRow, RunIndex
@@ -37,6 +40,12 @@ FOLDERS: dict[FileKind, str] = {"config": "configs", "task-source": "tasks", "sc
 VALIDATION_KIND: dict[FileKind, str] = {"config": "exec-config", "task-source": "task-source",
                                         "scenario": "scenario"}
 
+
+GATES = ("objective", "judge", "run-badge")
+"""The criteria of an agent run's three gates."""
+
+CACHED_SOURCES = 8
+"""Parsed task sources the server keeps (by path and version) for the task editor."""
 
 CANCEL_GRACE_S = 5.0
 """How long a cancelled run may take to stop on its own before it is killed (it stays resumable)."""
@@ -93,6 +102,10 @@ class Service:
         self.ws = ws
         self._launched: dict[str, subprocess.Popen[bytes]] = {}
         self._lock = threading.Lock()
+        self.indexes = RunIndexes()
+        """The runs' records and generations, parsed once and kept while their files do not change."""
+        self.summaries = Summaries()
+        self._sources: OrderedDict[tuple[str, str], TaskSource] = OrderedDict()
 
     # -- paths ---------------------------------------------------------------------------------
 
@@ -145,6 +158,25 @@ class Service:
         data = path.read_bytes()
         return FileText(self._rel(path), data.decode("utf-8", errors="replace"), etag(data))
 
+    def task_source(self, rel: str) -> tuple[FileText, TaskSource]:
+        """A task source file and the tasks it holds, parsed once for each version of the file
+        (the few last ones are kept: callers must not change what they get).
+
+        Raises:
+            InputError: the file is not YAML; ValueError (pydantic's): not a task source.
+        """
+        got = self.read_file(rel, "task-source")
+        key = (got.path, got.etag)
+        with self._lock:
+            source = self._sources.get(key)
+        if source is None:
+            source = TaskSource.model_validate(yamldoc.parse_text(got.text, rel).data)
+            with self._lock:
+                self._sources[key] = source
+                while len(self._sources) > CACHED_SOURCES:
+                    self._sources.popitem(last=False)
+        return got, source
+
     def check_text(self, rel: str, text: str, kind: FileKind) -> list[Problem]:
         """Every problem ``validate`` would report for ``text`` saved as ``rel`` (nothing is written)."""
         from benchwright import validation
@@ -190,12 +222,15 @@ class Service:
     # -- runs ----------------------------------------------------------------------------------
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run of the workspace, newest first, with its status."""
+        """Every run of the workspace, newest first, with its status. The newest runs' records
+        are indexed in the background (what is listed is likely opened next)."""
         if not self.ws.results.is_dir():
             return []
         out = []
-        for manifest in sorted(self.ws.results.glob("*/run.yaml"), key=lambda p: p.stat().st_mtime, reverse=True):
+        manifests = sorted(self.ws.results.glob("*/run.yaml"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for manifest in manifests:
             out.append(self.status(manifest.parent.name))
+        self.indexes.warm([m.parent for m in manifests])
         return out
 
     def folder(self, run_id: str) -> RunFolder:
@@ -293,22 +328,39 @@ class Service:
         their lines could not be read)."""
         from benchwright.results.export import folder_summary
 
-        return folder_summary(self.folder(run_id))
+        folder = self.folder(run_id)
+        return self.summaries.get(folder.path, lambda: folder_summary(folder))
 
     def records(self, run_id: str, *, filters: dict[str, str | None], offset: int = 0,
                 limit: int = 100, skipped: SkippedLines | None = None) -> tuple[int, list[dict[str, Any]]]:
         """The run's records matching every given filter (exact values), ``limit`` of them from
         ``offset``, and how many match in all; lines that cannot be read go to ``skipped``."""
         wanted = {k: v for k, v in filters.items() if v is not None}
-        total = 0
-        page: list[dict[str, Any]] = []
-        for rec in self.folder(run_id).records(skipped):
-            if any(str(getattr(rec, k, None)) != v for k, v in wanted.items()):
-                continue
-            if offset <= total < offset + limit:
-                page.append(rec.model_dump(mode="json"))
-            total += 1
-        return total, page
+        with self._view(run_id, skipped) as view:
+            if wanted.keys() <= INDEXED:
+                chosen = view.matching(wanted)
+                return len(chosen), [r.model_dump(mode="json") for r in view.read(chosen[offset:offset + limit])]
+            records = view.read(list(range(len(view.rows))))
+        chosen_records = [r for r in records if all(str(getattr(r, k, None)) == v for k, v in wanted.items())]
+        return len(chosen_records), [r.model_dump(mode="json") for r in chosen_records[offset:offset + limit]]
+
+    def samples(self, run_id: str, skipped: SkippedLines | None = None) -> list[dict[str, Any]]:
+        """The run's samples in the order their first records come: execution id, task, language,
+        model, sample number, outcome, and (agent runs) the verdict of each of the three gates
+        (``objective``, ``judge``, ``run-badge``) in capitals; lines that cannot be read go to
+        ``skipped``."""
+        out: dict[str, dict[str, Any]] = {}
+        with self._view(run_id, skipped) as view:
+            for row in view.rows:
+                s = out.get(row.execution_id)
+                if s is None:
+                    s = out[row.execution_id] = {
+                        "execution_id": row.execution_id, "task_source": row.task_source, "task": row.task,
+                        "language": row.language, "model": row.model, "sample": row.sample,
+                        "outcome": row.outcome or ""}
+                if row.criterion in GATES:
+                    s[row.criterion] = (row.verdict or "n/a").upper()
+        return list(out.values())
 
     def explore(self, run_ids: list[str], *, filters: dict[str, str | None], sort: str | None = None,
                 descending: bool = False, offset: int = 0, limit: int = 100,
@@ -316,6 +368,41 @@ class Service:
         """Records across runs, filtered and sorted here (not in the browser), a page of them and
         how many match; each carries its run and, for agent runs, the judge's verdict."""
         wanted = {k: v for k, v in filters.items() if v}
+        if not (wanted.keys() <= INDEXED and (sort is None or sort in INDEXED or sort in ("run", "judge_verdict"))):
+            return self._explore_whole(run_ids, wanted, sort, descending, offset, limit, skipped)
+        with contextlib.ExitStack() as stack:
+            views = [stack.enter_context(self._view(run_id, skipped)) for run_id in run_ids]
+            judged = [view.judged() for view in views]
+            matched = [(n, i) for n, view in enumerate(views) for i in view.matching(wanted)]
+            if sort:
+                def value(m: tuple[int, int]) -> Any:
+                    n, i = m
+                    if sort == "run":
+                        return run_ids[n]
+                    row = views[n].rows[i]
+                    return judged[n].get(row.execution_id) if sort == "judge_verdict" else getattr(row, sort)
+
+                keyed = [(value(m), m) for m in matched]
+                present = [k for k in keyed if k[0] is not None]
+                present.sort(key=lambda k: (isinstance(k[0], str), k[0]), reverse=descending)
+                matched = [m for _, m in present] + [m for v, m in keyed if v is None]
+            page = []
+            for n, i in matched[offset:offset + limit]:
+                rec = views[n].read([i])[0].model_dump(mode="json")
+                page.append({**rec, "run": run_ids[n], "judge_verdict": judged[n].get(rec.get("execution_id", ""))})
+        return len(matched), page
+
+    @contextlib.contextmanager
+    def _view(self, run_id: str, skipped: SkippedLines | None) -> Iterator[RecordsView]:
+        """The run's records now (see :class:`RecordsView`); their skipped lines added to ``skipped``."""
+        with self.indexes.records(self.folder(run_id).path) as view:
+            if skipped is not None:
+                skipped.extend(view.skipped)
+            yield view
+
+    def _explore_whole(self, run_ids: list[str], wanted: dict[str, str], sort: str | None, descending: bool,
+                       offset: int, limit: int, skipped: SkippedLines | None) -> tuple[int, list[dict[str, Any]]]:
+        """:meth:`explore` on whole records: a filter or a sort on a key the index does not hold."""
         matched: list[dict[str, Any]] = []
         for run_id in run_ids:
             records = list(self._iter_records(run_id, skipped))
@@ -332,7 +419,9 @@ class Service:
         return len(matched), matched[offset:offset + limit]
 
     def _iter_records(self, run_id: str, skipped: SkippedLines | None = None) -> Iterator[dict[str, Any]]:
-        for record in self.folder(run_id).records(skipped):
+        with self._view(run_id, skipped) as view:
+            records = view.read(list(range(len(view.rows))))
+        for record in records:
             yield record.model_dump(mode="json")
 
     def shown(self, error: Exception) -> str:
@@ -351,8 +440,12 @@ class Service:
 
         folder = self.folder(run_id)
         skipped = SkippedLines()
-        records = [r for r in self._iter_records(folder.run_id, skipped) if r.get("execution_id") == execution_id]
-        generation = folder.generations(only={execution_id}, skipped=skipped).get(execution_id)
+        with self.indexes.records(folder.path) as view:
+            skipped.extend(view.skipped)
+            records = [r.model_dump(mode="json") for r in view.read(view.of_sample(execution_id))]
+        with self.indexes.generations(folder.path) as generations:
+            skipped.extend(generations.skipped)
+            generation = generations.get(execution_id)
         if not records and generation is None:
             raise NotFound(f"no sample {execution_id!r} in run {folder.run_id}")
         files = _agent_files(folder.path / "agents", execution_id)
@@ -382,7 +475,27 @@ class Service:
     def compare(self, run_a: str, run_b: str) -> dict[str, Any]:
         from benchwright.results.compare import compare
 
-        return compare(self.folder(run_a), self.folder(run_b)).to_dict()
+        return compare(self.folder(run_a), self.folder(run_b), _IndexedReader(self)).to_dict()
+
+
+class _IndexedReader:
+    """What a comparison reads of a run, from the service's indexes and summaries."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def summary(self, folder: RunFolder) -> dict[str, Any]:
+        return self.service.summary(folder.run_id)
+
+    def records(self, folder: RunFolder, skipped: SkippedLines | None = None) -> list[Row]:
+        with self.service.indexes.records(folder.path) as view:
+            if skipped is not None:
+                skipped.extend(view.skipped)
+            return view.rows
+
+    def damaged(self, folder: RunFolder) -> set[str]:
+        with self.service.indexes.records(folder.path) as view:
+            return view.damaged
 
     # -- results at a glance -------------------------------------------------------------------
 
@@ -405,7 +518,8 @@ class Service:
         if stamp is not None and kept is not None and kept[0] == stamp:
             return kept[1]
         skipped = SkippedLines()
-        index = index_records(self._iter_records(folder.run_id, skipped), skipped)
+        with self._view(folder.run_id, skipped) as view:  # the index's short rows: no whole record read
+            index = index_records((row._asdict() for row in view.rows), skipped)
         if stamp is not None:
             with self._lock:
                 cache[folder.run_id] = (stamp, index)

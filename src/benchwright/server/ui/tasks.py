@@ -321,10 +321,10 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
             ui.link("Raw YAML", link_to("/edit", path=path))
             root = ui.column().classes("w-full gap-4")
         try:
-            got = await run.io_bound(service.read_file, path, KIND)
-            if got is None:  # the server is stopping
+            loaded = await run.io_bound(service.task_source, path)  # parsed off the event loop, once a version
+            if loaded is None:  # the server is stopping
                 return
-            source = TaskSource.model_validate(yamldoc.parse_text(got.text, path).data)
+            got, source = loaded
         except InputError as e:
             with root:
                 for line in _problems_text(e.problems):
@@ -543,6 +543,7 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
             ui.button("Save", on_click=save).props('data-testid="save"')
             ui.label("writes every edited task back into the file; other tasks keep their text") \
                 .classes("text-xs text-slate-500")
-        show_list()
         if state["source"].tasks:
-            select(0)
+            state["selected"] = 0
+        show_list()  # once: selecting the first task through select() would build the list twice
+        show_task()
