@@ -15,23 +15,24 @@ HEADER_KEPT = 12
 """A one-word header up to this many characters keeps its column at least that wide (it is not
 folded while other columns could give room)."""
 KEY_KEPT = 24
-"""The first column (the names) keeps up to this many characters on one line."""
+"""A line of the first column (the names) when its longest does not fit."""
 KEY_NARROWER = (16, 12)
 """Narrower lines for the first column, tried in turn when the table would not fit."""
 
 
 def never_cut(table: Table, width: int) -> Table:
     """Make every column of ``table`` (rows added) wrap instead of cutting; as far as ``width``
-    allows, one-word headers stay whole and the first column's names keep a line of up to
-    :data:`KEY_KEPT` characters. Returns ``table``."""
+    allows, one-word headers stay whole and the first column's names keep one line (else up to
+    :data:`KEY_KEPT`, then fewer, characters a line). Returns ``table``."""
     for column in table.columns:
         column.overflow = "fold"
     if not table.columns:
         return table
     key = table.columns[0]
-    key_width = min(KEY_KEPT, max([_width(key.header), *(_width(c) for c in key.cells)]))
+    longest = max([_width(key.header), *(_width(c) for c in key.cells)])
+    widths = dict.fromkeys(w for w in (longest, KEY_KEPT, *KEY_NARROWER) if w <= longest)
     headers = [_header_width(c.header) for c in table.columns]
-    tries = [(w, keep) for keep in (True, False) for w in (key_width, *KEY_NARROWER) if w <= key_width]
+    tries = [(w, keep) for keep in (True, False) for w in widths]
     for key_kept, keep_headers in [*tries, (None, False)]:
         key.width = key_kept
         for column, least in zip(table.columns, headers, strict=True):
