@@ -170,3 +170,13 @@ def test_api_docs_load_swagger_ui_from_the_server_itself(api: TestClient) -> Non
             if ref.endswith(name):
                 assert ctype in got.headers["content-type"] and marker in got.text, ref
     assert any(r.endswith("swagger-ui-bundle.js") for r in refs) and any(r.endswith(".css") for r in refs)
+
+
+def test_a_token_name_that_looks_like_markup_is_listed_as_written(workspace: Path, bw: Runner) -> None:
+    name = "[red]ci-bot[/nope] of [link=http://x]team[/link]"
+    made = bw("token", "create", "--role", "viewer", "--name", name, "-w", workspace)
+    assert made.returncode == 0, made.stderr
+    listed = bw("token", "list", "-w", workspace, env=NARROW)
+    assert listed.returncode == 0, listed.stderr
+    shown = column(listed.stdout, 2)  # wrapped at 80 columns: where it wraps, the space goes
+    assert name.replace(" ", "") in shown.replace(" ", ""), listed.stdout  # whole, as text
