@@ -34,7 +34,7 @@ def example_run(tmp_path_factory: pytest.TempPathFactory) -> ExampleRun:
     task, both languages, every criterion) with the reference model, as run id ``a``."""
     ws = tmp_path_factory.mktemp("example") / "ws"
     assert run_cli("init", ws).returncode == 0
-    proc = run_cli("run", "configs/example.yaml", "--run-id", "a", cwd=ws)
+    proc = run_cli("run", "configs/example.yaml", "--run-id", "a", cwd=ws, timeout=900)  # the suite's longest run
     return ExampleRun(ws, ws / "results" / "a", proc)
 
 
