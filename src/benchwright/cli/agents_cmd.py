@@ -67,6 +67,7 @@ def table(tools: Path | None = None) -> Any:
     from rich.table import Table
 
     from benchwright.agents.tools import installed
+    from benchwright.cli.tables import never_cut
     from benchwright.registry import registry
 
     result = Table("preset", "CLI", "package", "wire", "installed", "program", "note", title="agent presets",
@@ -79,4 +80,4 @@ def table(tools: Path | None = None) -> Any:
         result.add_row(escape(plugin.name), escape(preset.title), escape(pinned), escape(preset.wire),
                        escape(record.version) if record else "[yellow]not installed[/yellow]",
                        escape(record.program) if record else "", escape(package.note))
-    return result
+    return never_cut(result, out.width)  # wrapped, never cut: names are copied from here

@@ -13,7 +13,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from benchwright import __version__
-from benchwright.cli import agents_cmd, cache_cmd, doctor_cmd, narrowing_opts, token_cmd
+from benchwright.cli import agents_cmd, cache_cmd, doctor_cmd, list_cmd, narrowing_opts, token_cmd
+from benchwright.cli.pipes import OutputClosed, exit_quietly, guard_stdout
+from benchwright.cli.tables import never_cut
 from benchwright.errors import BenchwrightError, InputError, MissingDependency, UserError
 from benchwright.server.guard import MAX_BODY_MB
 from benchwright.workspace import Workspace
@@ -31,6 +33,7 @@ app.add_typer(cache_app, name="cache")
 cache_app.command("stats")(cache_cmd.stats)
 cache_app.command("clear")(cache_cmd.clear)
 app.command("doctor")(doctor_cmd.doctor)
+app.command("list")(list_cmd.list_plugins)
 token_app = typer.Typer(help="Access tokens of 'benchwright serve --auth' (kept hashed in .benchwright/tokens.json).",
                         no_args_is_help=True)
 app.add_typer(token_app, name="token")
@@ -203,6 +206,13 @@ class _Phases:
             self.bar.stop()
 
 
+def _show(part: Any) -> None:
+    """Print one part of a report; a table wraps its names at any width, never cuts them."""
+    from rich.table import Table
+
+    out.print(never_cut(part, out.width) if isinstance(part, Table) else part)
+
+
 def _warn(message: str) -> None:
     from rich.text import Text
 
@@ -280,7 +290,7 @@ def run(
         finally:
             phases.stop()
     for part in report_renderables(result.summary):
-        out.print(part)
+        _show(part)
     out.print(f"results: {result.folder.path}")
     if not thresholds_met(result.summary):
         err.print("[red]thresholds missed[/]")
@@ -332,7 +342,7 @@ def status(
         if state == "running" and not _alive(st):
             state = "stopped (resume with --resume)"
         table.add_row(escape(p.parent.name), escape(state), f"{done}/{total}", str(errors))
-    out.print(table)
+    out.print(never_cut(table, out.width))
 
 
 def _count(source: dict[str, Any], key: str) -> int:
@@ -401,7 +411,7 @@ def report(
         return
     if fmt == "table":
         for part in report_renderables(summary, power):
-            out.print(part)
+            _show(part)
     else:
         sys.stdout.write(report_text(summary, fmt, power=power))
 
@@ -414,7 +424,7 @@ def _report_tasks(folder: Any, fmt: str) -> None:
     writers = {"markdown": per_task.tasks_markdown, "csv": per_task.tasks_csv, "json": per_task.tasks_json}
     if fmt == "table":
         for part in per_task.tasks_tables(rows):
-            out.print(part)
+            _show(part)
     elif fmt in writers:
         sys.stdout.write(writers[fmt](rows))
     else:
@@ -475,88 +485,9 @@ def compare(
         _warn_skipped(folders[side].path, skipped)
     if fmt == "table":
         for part in compare_renderables(result):
-            out.print(part)
+            _show(part)
     else:
         sys.stdout.write(compare_text(result, fmt))
-
-
-@app.command(name="list")
-def list_plugins(
-    kind: Annotated[str | None, typer.Argument(help="criteria, scorers, providers, languages, sandboxes, executors, importers or agents.")] = None,
-) -> None:
-    """List installed plug-ins."""
-    from rich.table import Table
-
-    from benchwright.registry import KINDS, Kind, registry
-
-    aliases: dict[str, Kind] = {**{k: k for k in KINDS}, **{f"{k}s": k for k in KINDS}, "criteria": "criterion",
-                               "agents": "agent-preset"}
-    if kind is not None and kind not in aliases:
-        raise UserError(f"unknown kind {kind!r}; choose from {', '.join(sorted(aliases))}")
-    wanted = [aliases[kind]] if kind is not None else list(KINDS)
-    if wanted == ["language"]:
-        out.print(_languages_table())
-        return
-    if wanted == ["criterion"]:
-        out.print(_criteria_table())
-        return
-    if wanted == ["importer"]:
-        out.print(_importers_table())
-        return
-    if wanted == ["agent-preset"]:
-        out.print(agents_cmd.table())
-        return
-    from rich.markup import escape
-
-    table = Table("kind", "name", "description", "from")
-    for k in wanted:
-        for p in registry.plugins(k):  # third parties' text is shown as written, never as markup
-            table.add_row(escape(k), escape(p.name), escape(p.description), escape(p.origin))
-    out.print(table)
-
-
-def _criteria_table() -> Any:
-    """Each criterion with its unit, languages, tool and whether this machine has the tool."""
-    from rich.table import Table
-
-    from benchwright.criteria.base import Criterion
-    from benchwright.registry import registry
-
-    table = Table(title="criteria", caption="what each measures and how it is scored: "
-                  "docs/criteria.md")
-    table.add_column("criterion", no_wrap=True)
-    for column in ("unit", "better", "languages", "tool", "state", "from"):
-        table.add_column(column)
-    for p in registry.plugins("criterion"):
-        criterion: Criterion = registry.create("criterion", p.name)
-        why = criterion.missing()
-        table.add_row(p.name, criterion.unit or "-",
-                      "higher" if criterion.higher_is_better else "lower",
-                      ", ".join(criterion.languages) or "any", criterion.tool,
-                      "[green]ready[/green]" if why is None else f"[red]missing[/red]: {why}",
-                      p.origin.split(".")[0])
-    return table
-
-
-def _languages_table() -> Any:
-    """Each language with its code fences, its toolchain and whether this machine has it."""
-    from rich.table import Table
-
-    from benchwright.lang.base import Language
-    from benchwright.registry import registry
-
-    table = Table("language", "fences", "toolchain", "install", "from", title="languages")
-    for p in registry.plugins("language"):
-        lang: Language = registry.create("language", p.name)
-        why = lang.missing()
-        if why is None:
-            versions = lang.toolchain()
-            state = "[green]ready[/green] " + ", ".join(f"{k} {v}" for k, v in versions.items())
-        else:
-            state = f"[red]missing[/red]: {why}"
-        table.add_row(p.name, " ".join(lang.fence_names), state,
-                      lang.install_hint if why is not None else "", p.origin)
-    return table
 
 
 @app.command("import")
@@ -599,36 +530,6 @@ def import_dataset(
     _write_source(importer.load(request), output)
 
 
-def _importers_table() -> Any:
-    """Each importer with its dataset, languages, subsets and where its data comes from."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from benchwright.importers.base import Importer, ImportRequest
-    from benchwright.registry import registry
-
-    table = Table(title="importers", caption="benchwright import NAME --data FILE (or --hf): "
-                  "docs/datasets.md")
-    table.add_column("importer", no_wrap=True)
-    for column in ("dataset", "languages", "subsets", "file / hub"):
-        table.add_column(column, overflow="fold")  # wrapped, never cut: names are copied from here
-    for p in registry.plugins("importer"):
-        importer: Importer = registry.create("importer", p.name)
-        hub = importer.hub(ImportRequest(language=importer.default_language
-                                         or next(iter(importer.languages), None)))
-        shown = importer.file_name.replace("{", "<").replace("}", ">")  # a placeholder, not a name
-        where = "\n".join(w for w in (shown, hub.path if hub else "") if w) or "-"
-        subsets = list(importer.subsets)
-        if len(subsets) > 8:  # LiveCodeBench's windows: the page lists them all
-            subsets = [*subsets[:7], f"+{len(subsets) - 7} more"]
-        origin = p.origin.split(".")[0]
-        table.add_row(escape(p.name), escape(importer.dataset + ("" if origin == "benchwright"
-                                                                else f" [from {origin}]")),
-                      escape(" ".join(importer.languages)), escape(" ".join(subsets)),
-                      escape(where))
-    return table
-
-
 def _write_source(source: Any, output: Path) -> None:
     from benchwright.yamldoc import atomic_write, dump_text
 
@@ -640,9 +541,13 @@ def _write_source(source: Any, output: Path) -> None:
 
 def main() -> None:
     """Entry point: user-fixable errors print without a traceback and exit 2; a failure of the
-    harness, expected or not, exits 3 (never 1, which means a threshold was missed)."""
+    harness, expected or not, exits 3 (never 1, which means a threshold was missed); a closed
+    standard output (``| head``) exits 141 without a word."""
+    guard_stdout()
     try:
         app()
+    except OutputClosed:
+        exit_quietly()
     except (InputError, UserError, MissingDependency) as e:
         if isinstance(e, InputError):
             for p in e.problems:
@@ -702,12 +607,32 @@ def serve(
     if not auth and host not in LOOPBACK:
         raise UserError(f"without --auth the server listens on loopback only (not {host!r}): "
                         "add --auth and create tokens with 'benchwright token create --role ...'")
+    listening = _listen(host, port)  # before a word is printed: a busy port is the first thing said
     where = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
     err.print(f"benchwright serve: {ws.root} at {where}/ui (API: {where}/api, docs: {where}/api/docs); "
               + ("tokens required (--auth)" if auth else "no authentication: loopback only"),
               markup=False, highlight=False)
-    uvicorn.run(create_app(ws, auth_on=auth, with_ui=True, max_body_mb=max_body_mb), host=host,
-                port=port, log_level="warning")
+    config = uvicorn.Config(create_app(ws, auth_on=auth, with_ui=True, max_body_mb=max_body_mb),
+                            log_level="warning")
+    uvicorn.Server(config).run(sockets=[listening])
+
+
+def _listen(host: str, port: int) -> Any:
+    """A socket bound to ``host:port`` and listening, or a :class:`UserError` naming the port and
+    the fix (the server then takes this very socket: nothing can take the port in between)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise UserError(f"benchwright serve: port {port} on {host} is already in use (another "
+                            f"server?); stop it or choose a free port with --port, e.g. --port "
+                            f"{port + 1 if port < 65535 else 8765}") from None
+        raise UserError(f"benchwright serve: cannot listen on {host}:{port} ({e.strerror or e}); "
+                        "choose another address with --host or port with --port") from None
 
 
 @app.command("serve-model")

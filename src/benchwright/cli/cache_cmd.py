@@ -65,6 +65,9 @@ def stats(
         sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
         return
     from rich.table import Table
+    from rich.text import Text
+
+    from benchwright.cli.tables import never_cut
 
     out.print(f"generation cache: {path}", markup=False, highlight=False)
     noun = "entry" if result.entries == 1 else "entries"
@@ -73,9 +76,9 @@ def stats(
     if result.models:
         table = Table("provider", "model", "entries", "latency saved", "cost saved", "newest")
         for m in result.models:
-            table.add_row(m.provider, m.model, str(m.entries), _human_ms(m.latency_ms),
-                          f"${m.cost_usd:.4f}", m.newest or "")
-        out.print(table)
+            table.add_row(Text(m.provider), Text(m.model), str(m.entries), _human_ms(m.latency_ms),
+                          f"${m.cost_usd:.4f}", Text(m.newest or ""))  # names as text, never markup
+        out.print(never_cut(table, out.width))
 
 
 def clear(

@@ -73,11 +73,14 @@ def list_tokens(
                   markup=False, highlight=False)
         return
     from rich.table import Table
+    from rich.text import Text
+
+    from benchwright.cli.tables import never_cut
 
     table = Table("id", "role", "name", "created")
     for t in tokens:
-        table.add_row(t.id, t.role, t.name or "", t.created)
-    out.print(table)
+        table.add_row(Text(t.id), Text(t.role), Text(t.name or ""), Text(t.created))  # as text, never markup
+    out.print(never_cut(table, out.width))
 
 
 def revoke(

@@ -138,6 +138,32 @@ def _error(status: int, code: str, message: str, headers: dict[str, str] | None 
     return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
 
 
+DOCS_ASSETS = "/api/docs/assets"
+"""Where Swagger UI's script, style and icon are served from (never a CDN: docs work offline)."""
+
+
+def _offline_docs(app: FastAPI) -> None:
+    """Swagger UI at ``/api/docs`` from the files the ``fastapi-offline`` package ships, served
+    by this server under :data:`DOCS_ASSETS`: the page needs no network beyond the server."""
+    from pathlib import Path
+
+    import fastapi_offline
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.responses import HTMLResponse
+    from fastapi.staticfiles import StaticFiles
+
+    assets = Path(fastapi_offline.__file__).parent / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=assets), name="docs-assets")
+
+    @app.get("/api/docs", include_in_schema=False)
+    async def _docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/api/openapi.json", title="benchwright API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png")
+
+
 def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False,
                max_body_mb: float = MAX_BODY_MB) -> FastAPI:
     """The application: the API under ``/api`` for the workspace ``ws``, and with ``with_ui``
@@ -145,8 +171,9 @@ def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False,
     passes :class:`~benchwright.server.guard.Guard` first (loopback ``Host`` names only without
     ``auth_on``, no cross-origin browser requests, frame protection) and bodies are limited to
     ``max_body_mb`` MiB (413)."""
-    app = FastAPI(title="benchwright", version=__version__, docs_url="/api/docs",
+    app = FastAPI(title="benchwright", version=__version__, docs_url=None,
                   openapi_url="/api/openapi.json", redoc_url=None)
+    _offline_docs(app)
     max_body = int(max_body_mb * 1024 * 1024)
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body)
     app.add_middleware(Guard, loopback_only=not auth_on, max_body=max_body)
