@@ -477,26 +477,6 @@ class Service:
 
         return compare(self.folder(run_a), self.folder(run_b), _IndexedReader(self)).to_dict()
 
-
-class _IndexedReader:
-    """What a comparison reads of a run, from the service's indexes and summaries."""
-
-    def __init__(self, service: Service) -> None:
-        self.service = service
-
-    def summary(self, folder: RunFolder) -> dict[str, Any]:
-        return self.service.summary(folder.run_id)
-
-    def records(self, folder: RunFolder, skipped: SkippedLines | None = None) -> list[Row]:
-        with self.service.indexes.records(folder.path) as view:
-            if skipped is not None:
-                skipped.extend(view.skipped)
-            return view.rows
-
-    def damaged(self, folder: RunFolder) -> set[str]:
-        with self.service.indexes.records(folder.path) as view:
-            return view.damaged
-
     # -- results at a glance -------------------------------------------------------------------
 
     def run_index(self, run_id: str) -> RunIndex:
@@ -548,6 +528,26 @@ class _IndexedReader:
             for field, present in self.run_index(run_id).facets.items():
                 values.setdefault(field, set()).update(present)
         return {f: sorted(v) for f, v in values.items()}
+
+
+class _IndexedReader:
+    """What a comparison reads of a run, from the service's indexes and summaries."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def summary(self, folder: RunFolder) -> dict[str, Any]:
+        return self.service.summary(folder.run_id)
+
+    def records(self, folder: RunFolder, skipped: SkippedLines | None = None) -> list[Row]:
+        with self.service.indexes.records(folder.path) as view:
+            if skipped is not None:
+                skipped.extend(view.skipped)
+            return view.rows
+
+    def damaged(self, folder: RunFolder) -> set[str]:
+        with self.service.indexes.records(folder.path) as view:
+            return view.damaged
 
 
 AGENT_FILE_BYTES = 2_000_000
