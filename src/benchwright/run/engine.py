@@ -9,6 +9,8 @@ import platform
 import secrets
 import socket
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +62,9 @@ from benchwright.workspace.workspace import SETTINGS_FILE
 from benchwright.yamldoc import Document
 
 Progress = Callable[[int, int, SampleUnit | None], None]
+
+STATUS_EVERY_S = 0.5
+"""The most often ``status.yaml`` is rewritten while samples finish."""
 
 
 @dataclass
@@ -388,6 +393,9 @@ class _Tracker:
                         "completed": self.finished(),
                         "models": {k: v["completed"] for k, v in self.models.items()}}
         self.state = "running"
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._last = 0.0
 
     def _count(self, source: str, model: str, outcome: str) -> None:
         for entry in (self.sources[source], self.models[model]):
@@ -396,13 +404,38 @@ class _Tracker:
                 entry["error"] += 1
 
     def done(self, unit: SampleUnit | AgentUnit, outcome: str) -> None:
-        self._count(unit.task_source, _label(unit), outcome)
-        self.write()
+        """Count a finished sample; the status file says so within :data:`STATUS_EVERY_S`
+        (a burst of samples is one write, and the last of a burst is never left unwritten)."""
+        with self._lock:
+            self._count(unit.task_source, _label(unit), outcome)
+            if self._timer is not None:
+                return  # a write is on its way: it will count this one too
+            wait = self._last + STATUS_EVERY_S - time.monotonic()
+            if wait <= 0:
+                self._write()
+                return
+            self._timer = threading.Timer(wait, self._flush)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _flush(self) -> None:
+        with self._lock:
+            self._timer = None
+            self._write()
 
     def finished(self) -> int:
         return sum(s["completed"] for s in self.sources.values())
 
-    def write(self, force: bool = False) -> None:
+    def write(self) -> None:
+        """Write the status now (a change of state: never throttled)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._write()
+
+    def _write(self) -> None:
+        self._last = time.monotonic()
         self.folder.write_status({
             "statusVersion": STATUS_VERSION,
             "state": self.state,
@@ -415,7 +448,7 @@ class _Tracker:
             "session": self.session,
             "taskSourceStatuses": self.sources,
             "modelStatuses": self.models,
-        }, force=force)
+        }, force=True)
 
 
 def _label(unit: SampleUnit | AgentUnit) -> str:
@@ -469,7 +502,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     known = folder.generations(only={u.execution_id for u in todo})
     agents_todo = [u for u in prep.agent_units if u.execution_id not in done]
     tracker = _Tracker(folder, prep, done)
-    tracker.write(force=True)
+    tracker.write()
     total = len(prep.plan.units) + len(prep.agent_units)
     if progress:
         progress(tracker.finished(), total, None)
@@ -521,7 +554,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
             # Ctrl-C or a cancel: say so now; asyncio.run still waits for the samples and agents
             # running in threads before it returns, and a killed process would say nothing
             tracker.state = "interrupted"
-            tracker.write(force=True)
+            tracker.write()
             raise
         finally:
             await generation.aclose()
@@ -532,7 +565,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
             asyncio.run(main())
     except BaseException:
         tracker.state = "interrupted"
-        tracker.write(force=True)
+        tracker.write()
         raise
     finally:
         runner.close()
@@ -551,7 +584,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
         summary["energy"] = energy
     folder.write_summary(summary)
     tracker.state = "completed"
-    tracker.write(force=True)
+    tracker.write()
     return RunResult(folder, summary, len(todo))
 
 
@@ -583,7 +616,7 @@ def _not_running(folder: RunFolder) -> None:
         st = folder.status()
     except InfraError:
         return  # an unreadable status: the resume writes it again
-    if st.get("state") in ACTIVE and process_alive(st) and st.get("pid") != os.getpid():
+    if st.get("state") in (*ACTIVE, "interrupted") and process_alive(st) and st.get("pid") != os.getpid():
         raise UserError(f"run {folder.run_id} is already running (process {st.get('pid')} on this "
                         "machine): wait for it to end, or cancel it first")
 

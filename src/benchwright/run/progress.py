@@ -23,8 +23,9 @@ from pydantic import BaseModel, Field
 STATUS_VERSION = 2
 """``statusVersion`` of the status files whose ``completed`` includes the samples in error."""
 
-ACTIVE = ("starting", "running")
-"""States of a run whose process is at work."""
+ACTIVE = ("starting", "running", "stopping")
+"""States of a run whose process is at work (``stopping``: it was interrupted and its process
+is still finishing the samples it had started)."""
 RESUMABLE = ("interrupted", "failed")
 """States a resume finishes."""
 
@@ -41,7 +42,7 @@ class Counts(BaseModel):
 class RunProgress(BaseModel):
     """A run's state and counts as every interface shows them."""
 
-    state: str = Field(description="starting, running, interrupted, completed, failed, "
+    state: str = Field(description="starting, running, stopping, interrupted, completed, failed, "
                        "damaged or unknown.")
     reason: str | None = Field(None, description="Why the state is what it is, when it is not what "
                                "status.yaml says (a process that ended without saying so).")
@@ -63,15 +64,19 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _stat(pid: int | str) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name (state first); [] when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[-1].split()
+    except OSError:
+        return []
+
+
 def process_token(pid: int | str = "self") -> str | None:
     """When process ``pid`` started (clock ticks since boot, from ``/proc``): with the pid it
     names one process, whatever later reuses the pid. None where ``/proc`` cannot tell."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[-1].split()
+    fields = _stat(pid)
     return fields[19] if len(fields) > 19 else None
 
 
@@ -87,12 +92,12 @@ def process_alive(status: dict[str, Any]) -> bool | None:
         return False
     except PermissionError:
         pass
+    fields = _stat(pid)
+    if fields and fields[0] in ("Z", "X"):
+        return False  # it has exited; its parent has not collected it yet
     recorded = status.get("pidStarted")
-    if isinstance(recorded, str):
-        now = process_token(pid)
-        if now is not None and now != recorded:
-            return False  # the pid now belongs to another process
-    return True
+    # with another start time, the pid now belongs to another process
+    return not (isinstance(recorded, str) and len(fields) > 19 and fields[19] != recorded)
 
 
 def _counts(entry: object, old: bool) -> Counts:
@@ -132,13 +137,16 @@ def read_progress(status: dict[str, Any], *, alive: bool | None = None,
                    if isinstance(v, dict)) if isinstance(raw_sources, dict) else 0
     state = str(status.get("state") or "unknown")
     reason = None
-    if state in ACTIVE:
+    if state in ACTIVE or state == "interrupted":
         alive = process_alive(status) if alive is None else alive
-        if alive is False:
-            state = "interrupted"
-            reason = "its process ended without finishing the run (killed, or the machine restarted)"
-    elif state == "interrupted" and isinstance(status.get("cancelled"), str):
-        reason = f"cancelled at {status['cancelled']}"
+    if state in ACTIVE and alive is False:
+        state = "interrupted"
+        reason = "its process ended without finishing the run (killed, or the machine restarted)"
+    elif state == "interrupted" and alive is True:
+        state = "stopping"
+        reason = "interrupted: its process is finishing the samples it had started"
+    elif state == "interrupted" and (cancelled := _parse_time(status.get("cancelled"))) is not None:
+        reason = f"cancelled at {cancelled.astimezone(dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
     whole = Counts(total=sum(c.total for c in sources.values()), done=sum(c.done for c in sources.values()),
                    errors=sum(c.errors for c in sources.values()))
     progress = RunProgress(state=state, reason=reason, resumable=state in RESUMABLE, total=whole.total,
@@ -158,10 +166,16 @@ def _estimate(progress: RunProgress, status: dict[str, Any], now: dt.datetime) -
     elapsed = (now - started).total_seconds() if started is not None else 0.0
     models_at_start = session.get("models")
     at_start: dict[str, Any] = models_at_start if isinstance(models_at_start, dict) else {}
-    progress.eta_s = _eta(Counts(total=progress.total, done=progress.done), _int(session.get("completed")), elapsed)
-    progress.estimating = progress.eta_s is None and progress.done < progress.total
     for label, counts in progress.models.items():
         counts.eta_s = _eta(counts, _int(at_start.get(label)), elapsed)
+    unfinished = [c for c in progress.models.values() if c.done < c.total]
+    if progress.models:  # the slowest model sets the end; one with no rate yet leaves it unknown
+        known = [c.eta_s for c in unfinished if c.eta_s is not None]
+        progress.eta_s = max(known) if known and len(known) == len(unfinished) else None
+    else:  # a status without per-model counts: the whole run's rate
+        progress.eta_s = _eta(Counts(total=progress.total, done=progress.done), _int(session.get("completed")),
+                              elapsed)
+    progress.estimating = progress.eta_s is None and progress.done < progress.total
 
 
 def format_eta(progress: RunProgress | Counts, state: str) -> str:
@@ -169,7 +183,7 @@ def format_eta(progress: RunProgress | Counts, state: str) -> str:
     if state != "running":
         return ""
     if progress.done >= progress.total:
-        return "finishing"
+        return "finishing" if isinstance(progress, RunProgress) else "done"
     if progress.eta_s is None:
         return "estimating"
     seconds = int(progress.eta_s + 0.5)

@@ -226,7 +226,7 @@ class Service:
             return {"run_id": folder.run_id, "state": "damaged", "status": {"error": self.shown(e)},
                     "exit_code": exit_code, "reason": self.shown(e), "resumable": False,
                     "progress": RunProgress(state="damaged").model_dump(mode="json"), **info}
-        alive = None if proc is None else exit_code is None
+        alive = None if proc is None or proc.pid != st.get("pid") else exit_code is None
         progress = read_progress(st, alive=alive)
         if proc is not None and exit_code is None and progress.state not in ACTIVE:
             progress.state, progress.resumable = "starting", False  # a resume, before it writes its status

@@ -25,7 +25,7 @@ def show_problems(error: UserError, service: Service) -> None:
     """Every problem of a refused preview or launch, one per line."""
     if isinstance(error, InputError):
         for p in error.problems:
-            problem(p.render())
+            problem(service.shown(Exception(p.render())))
     else:
         problem(service.shown(error))
 
@@ -85,7 +85,11 @@ def register(service: Service, access: Access) -> None:
             ui.label("Preview").classes("text-xl font-semibold")
             preview = ui.column().classes("w-full gap-1")
 
+            asked = {"n": 0}  # only the latest preview asked for is shown
+
             async def show() -> None:
+                asked["n"] += 1
+                mine = asked["n"]
                 preview.clear()
                 if not chosen.value:
                     with preview:
@@ -96,9 +100,13 @@ def register(service: Service, access: Access) -> None:
                 try:  # off the UI's event loop: it loads every task and reads the cache
                     p = await run.io_bound(service.preview, str(chosen.value), list(sources.value or []))
                 except UserError as e:
+                    if mine != asked["n"]:
+                        return
                     preview.clear()
                     with preview:
                         show_problems(e, service)
+                    return
+                if mine != asked["n"]:
                     return
                 preview.clear()
                 if p is not None:

@@ -19,6 +19,7 @@ from benchwright.server.ui.text import link_to, testid
 RUN_COLUMNS = ("Run", "Created", "Config", "Models", "State", "Done", "Errors", "Pass rate")
 GRID = "grid-template-columns: minmax(12rem, 2fr) 10rem minmax(8rem, 1fr) minmax(10rem, 2fr) 7rem 6rem 4rem 6rem"
 COUNT_GRID = "grid-template-columns: minmax(10rem, 2fr) 7rem 5rem minmax(10rem, 2fr) 10rem"
+SOURCE_GRID = "grid-template-columns: minmax(10rem, 2fr) 7rem 5rem minmax(10rem, 2fr)"
 
 
 def when(created: str | None) -> str:
@@ -64,21 +65,24 @@ def _runs_table(runs: list[dict[str, Any]]) -> None:
 
 
 def _count_rows(title: str, rows: dict[str, Counts], state: str, kind: str) -> None:
-    """One line per model (or task source): done of total, errors, a bar, the ETA."""
+    """One line per model (or task source): done of total, errors, a bar; per model while the
+    run runs, its ETA."""
     from nicegui import ui
 
     if not rows:
         return
+    eta = kind == "Model" and state == "running"
     ui.label(title).classes("text-lg font-semibold mt-2")
-    with ui.grid().classes("w-full gap-x-4 gap-y-1 items-center text-sm").style(COUNT_GRID):
-        for head in (kind, "Done", "Errors", "Progress", "ETA"):
+    with ui.grid().classes("w-full gap-x-4 gap-y-1 items-center text-sm").style(COUNT_GRID if eta else SOURCE_GRID):
+        for head in (kind, "Done", "Errors", "Progress", *(["ETA"] if eta else [])):
             ui.label(head).classes("font-semibold text-slate-600 border-b")
         for name, c in rows.items():
             testid(ui.label(name).classes("break-all"), f"{kind.lower()}-name")
             testid(ui.label(f"{c.done} / {c.total}"), f"{kind.lower()}-done")
             ui.label(str(c.errors)).classes("text-red-700" if c.errors else "")
             ui.linear_progress(value=c.done / c.total if c.total else 0.0, show_value=False)
-            ui.label(format_eta(c, state) if kind == "Model" else "")
+            if eta:
+                testid(ui.label(format_eta(c, state)), "model-eta")
 
 
 def show_progress(st: dict[str, Any]) -> None:
@@ -171,14 +175,17 @@ def register(service: Service, access: Access) -> None:
             messages = ui.column()
             progress = ui.column().classes("w-full")
             results = ui.column().classes("w-full")
-            seen = {"state": ""}
+            seen: dict[str, Any] = {"state": "", "top": None}
 
             def refresh() -> None:
                 st = service.status(run_id)
-                top.clear()
-                with top:
-                    _header(st)
-                    _controls(service, access, run_id, st, wake, messages)
+                shown = (st["state"], st.get("resumable"), bool(st["progress"].get("errors")), st.get("pass_rate"))
+                if shown != seen["top"]:  # rebuilt only when it changes: a button being clicked stays
+                    seen["top"] = shown
+                    top.clear()
+                    with top:
+                        _header(st)
+                        _controls(service, access, run_id, st, wake, messages)
                 progress.clear()
                 with progress:
                     show_progress(st)
@@ -187,6 +194,8 @@ def register(service: Service, access: Access) -> None:
                     results.clear()
                     if not active:
                         with results:
+                            ui.label("Results" if st["state"] == "completed" else "Results so far") \
+                                .classes("text-xl font-semibold mt-4")
                             try:
                                 show_results(service, run_id)
                             except InfraError as e:  # a damaged run folder: say which file
