@@ -8,6 +8,7 @@ callable registers factories with :meth:`Registry.add`. ``benchwright list`` sho
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -34,6 +35,8 @@ class Registry:
     def __init__(self) -> None:
         self._items: dict[tuple[Kind, str], Plugin] = {}
         self._loaded = False
+        self._loading = threading.RLock()
+        self._busy = False
 
     def add(self, kind: Kind, name: str, factory: Callable[..., Any], description: str = "") -> None:
         if kind not in KINDS:
@@ -45,11 +48,19 @@ class Registry:
         self._items[(kind, name)] = Plugin(kind, name, factory, description, origin)
 
     def _ensure_loaded(self) -> None:
+        """Load the plug-ins once; a thread that asks meanwhile (the server's threads) waits
+        for them instead of finding none."""
         if self._loaded:
             return
-        self._loaded = True
-        for ep in entry_points(group="benchwright.plugins"):
-            ep.load()(self)
+        with self._loading:
+            if self._loaded or self._busy:  # busy: a plug-in of this thread asks while it registers
+                return
+            self._busy = True
+            try:
+                for ep in entry_points(group="benchwright.plugins"):
+                    ep.load()(self)
+            finally:
+                self._loaded, self._busy = True, False
 
     def get(self, kind: Kind, name: str) -> Plugin:
         self._ensure_loaded()

@@ -627,7 +627,7 @@ def test_hostile_corpus(setting: Setting, listener: Listener, backend: str) -> N
     assert status["state"] == "completed"
     (counts,) = status["taskSourceStatuses"].values()
     assert counts["total"] == len(programs)
-    assert counts["completed"] + counts["error"] == len(programs)
+    assert counts["completed"] == len(programs)  # every finished sample, errors included
     assert yaml.load((run / "run.yaml").read_text())["sandbox"]["backend"] == backend
 
     # every sample recorded, once; no foreign line in the records file

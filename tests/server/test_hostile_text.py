@@ -114,7 +114,7 @@ def test_launch_and_the_run_list_show_hostile_names_as_text(server: str, page: P
     inert(page, "launch")
     page.goto(f"{server}/runs")
     for run in (h.BEFORE, h.RUN):
-        page.get_by_text(f"{run}: completed").click()  # the link quotes the run id
+        page.get_by_role("link", name=run, exact=True).click()  # the link quotes the run id
         expect(page.get_by_test_id("page-title")).to_have_text(f"Run {run}")
         inert(page, f"run {run}")
         page.go_back()
@@ -125,7 +125,7 @@ def test_launch_and_the_run_list_show_hostile_names_as_text(server: str, page: P
 def test_a_run_page_and_its_sample_show_hostile_names_and_answers_as_text(server: str, page: Page) -> None:
     page.goto(f"{server}/run/{quote(h.RUN, safe='')}")
     expect(page.get_by_test_id("summary")).to_contain_text(h.LABEL)
-    shows(page, f"hostile/{h.MODEL}", f"{h.SOURCE}: 2/2")
+    shows(page, f"hostile/{h.MODEL}", h.SOURCE, "2 of 2 samples done")
     link = page.get_by_test_id(f"sample-{h.TASK}-python-hostile/{h.MODEL}-0")
     expect(link).to_have_text(f"{h.TASK} [python] hostile/{h.MODEL} #0")
     expect(page.get_by_test_id("samples").locator("tr", has=link)).to_contain_text("fail")

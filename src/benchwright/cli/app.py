@@ -302,13 +302,19 @@ def status(
     run_id: Annotated[str | None, typer.Argument(help="Run id (default: list runs).")] = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """Show runs and their progress."""
+    """Show runs and their progress (the same state and counts as the API and the web UI)."""
     from benchwright.run.folder import RunFolder
+    from benchwright.run.progress import read_progress
 
     ws = _ws(workspace)
     if run_id:
         folder = RunFolder(ws.run_dir(run_id))
         shown = dict(folder.status())
+        progress = read_progress(shown)
+        shown["state"] = progress.state
+        if progress.reason:
+            shown["reason"] = progress.reason
+        shown["progress"] = progress.model_dump(mode="json", exclude={"state", "reason"})
         if (folder.path / "records.jsonl").is_file():  # why samples failed, so far
             from benchwright.results.export import folder_summary
 
@@ -329,43 +335,14 @@ def status(
     table = Table("run", "state", "samples done", "errors")
     for p in runs:
         try:
-            st = RunFolder(p.parent).status()
-            srcs = [s for s in (st.get("taskSourceStatuses") or {}).values() if isinstance(s, dict)]
-            total = sum(_count(s, "total") for s in srcs)
-            done = sum(_count(s, "completed") + _count(s, "error") for s in srcs)
-            errors = sum(_count(s, "error") for s in srcs)
+            progress = read_progress(RunFolder(p.parent).status())
         except InfraError as e:
             _warn(str(e))
             table.add_row(escape(p.parent.name), "damaged (see the warning)", "?", "?")
             continue
-        state = str(st.get("state", "?"))
-        if state == "running" and not _alive(st):
-            state = "stopped (resume with --resume)"
-        table.add_row(escape(p.parent.name), escape(state), f"{done}/{total}", str(errors))
+        state = progress.state + (" (resume with --resume)" if progress.resumable else "")
+        table.add_row(escape(p.parent.name), escape(state), f"{progress.done}/{progress.total}", str(progress.errors))
     out.print(never_cut(table, out.width))
-
-
-def _count(source: dict[str, Any], key: str) -> int:
-    """A count of ``status.yaml``; anything but a whole number counts as 0."""
-    value = source.get(key, 0)
-    return value if isinstance(value, int) else 0
-
-
-def _alive(status: dict[str, Any]) -> bool:
-    """Whether the process that wrote a 'running' status is still there (on this host)."""
-    import os
-    import socket
-
-    pid = status.get("pid")
-    if not isinstance(pid, int) or status.get("host") != socket.gethostname():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _summary(ws: Workspace, run_id: str) -> tuple[Any, dict[str, Any]]:

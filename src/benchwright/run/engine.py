@@ -9,6 +9,8 @@ import platform
 import secrets
 import socket
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +50,7 @@ from benchwright.run.folder import UNREADABLE_SUFFIX, RunFolder
 from benchwright.run.jsonl import SkippedLines
 from benchwright.run.narrowing import Narrowing
 from benchwright.run.plan import Plan, SampleUnit, build_plan, source_names_unique
+from benchwright.run.progress import ACTIVE, STATUS_VERSION, process_alive, process_token
 from benchwright.run.selection import selection_problems
 from benchwright.run.timelimits import MeasureProgress, TimeLimits
 from benchwright.run.worker import Worker, WorkerSpec
@@ -59,6 +62,9 @@ from benchwright.workspace.workspace import SETTINGS_FILE
 from benchwright.yamldoc import Document
 
 Progress = Callable[[int, int, SampleUnit | None], None]
+
+STATUS_EVERY_S = 0.5
+"""The most often ``status.yaml`` is rewritten while samples finish."""
 
 
 @dataclass
@@ -362,46 +368,92 @@ def _models(plan: Plan) -> list[tuple[Any, Any]]:
 
 
 class _Tracker:
-    """Keeps ``status.yaml`` current: per task source total, completed, filteredOut, error."""
+    """Keeps ``status.yaml`` current: the state, the process, and per task source and per model
+    the total, completed (every finished sample, errors included), error (of those, the samples
+    that ended in an error) and, per task source, filteredOut; see :mod:`benchwright.run.progress`."""
 
     def __init__(self, folder: RunFolder, prep: Prepared, done: dict[str, str]) -> None:
         self.folder = folder
         self.config_file = str(prep.config_path)
-        self.by_id = {u.execution_id: u.task_source for u in prep.plan.units}
-        self.by_id.update({u.execution_id: u.task_source for u in prep.agent_units})
+        units: list[SampleUnit | AgentUnit] = [*prep.plan.units, *prep.agent_units]
+        self.by_id = {u.execution_id: (u.task_source, _label(u)) for u in units}
         self.sources: dict[str, dict[str, int]] = {}
         for name, c in prep.plan.counts.items():
             self.sources[name] = {"total": c.total, "completed": 0, "filteredOut": c.filtered_out, "error": 0}
-        for unit in prep.agent_units:
-            entry = self.sources.setdefault(unit.task_source, {"total": 0, "completed": 0, "filteredOut": 0,
-                                                                "error": 0})
-            entry["total"] += 1
+        self.models: dict[str, dict[str, int]] = {}
+        for unit in units:
+            if isinstance(unit, AgentUnit):
+                self.sources.setdefault(unit.task_source, {"total": 0, "completed": 0, "filteredOut": 0,
+                                                           "error": 0})["total"] += 1
+            self.models.setdefault(_label(unit), {"total": 0, "completed": 0, "error": 0})["total"] += 1
         for eid, outcome in done.items():
             if eid in self.by_id:
-                self._count(self.by_id[eid], outcome)
+                self._count(*self.by_id[eid], outcome)
+        self.session = {"started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                        "completed": self.finished(),
+                        "models": {k: v["completed"] for k, v in self.models.items()}}
         self.state = "running"
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._last = 0.0
 
-    def _count(self, source: str, outcome: str) -> None:
-        key = "error" if outcome in ("error", "infra_error") else "completed"
-        self.sources[source][key] += 1
+    def _count(self, source: str, model: str, outcome: str) -> None:
+        for entry in (self.sources[source], self.models[model]):
+            entry["completed"] += 1
+            if outcome in ("error", "infra_error"):
+                entry["error"] += 1
 
     def done(self, unit: SampleUnit | AgentUnit, outcome: str) -> None:
-        self._count(unit.task_source, outcome)
-        self.write()
+        """Count a finished sample; the status file says so within :data:`STATUS_EVERY_S`
+        (a burst of samples is one write, and the last of a burst is never left unwritten)."""
+        with self._lock:
+            self._count(unit.task_source, _label(unit), outcome)
+            if self._timer is not None:
+                return  # a write is on its way: it will count this one too
+            wait = self._last + STATUS_EVERY_S - time.monotonic()
+            if wait <= 0:
+                self._write()
+                return
+            self._timer = threading.Timer(wait, self._flush)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _flush(self) -> None:
+        with self._lock:
+            self._timer = None
+            self._write()
 
     def finished(self) -> int:
-        return sum(s["completed"] + s["error"] for s in self.sources.values())
+        return sum(s["completed"] for s in self.sources.values())
 
-    def write(self, force: bool = False) -> None:
+    def write(self) -> None:
+        """Write the status now (a change of state: never throttled)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._write()
+
+    def _write(self) -> None:
+        self._last = time.monotonic()
         self.folder.write_status({
+            "statusVersion": STATUS_VERSION,
             "state": self.state,
             "runId": self.folder.run_id,
             "pid": os.getpid(),
+            "pidStarted": process_token(),
             "host": socket.gethostname(),
             "execConfigFile": self.config_file,
             "updated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "session": self.session,
             "taskSourceStatuses": self.sources,
-        }, force=force)
+            "modelStatuses": self.models,
+        }, force=True)
+
+
+def _label(unit: SampleUnit | AgentUnit) -> str:
+    """The model (or agent) a sample is counted under in ``status.yaml``: its label in results."""
+    return unit.agent.name if isinstance(unit, AgentUnit) else unit.model.label
 
 
 def time_limits(prep: Prepared, folder: RunFolder, measuring: MeasureProgress | None = None,
@@ -450,7 +502,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
     known = folder.generations(only={u.execution_id for u in todo})
     agents_todo = [u for u in prep.agent_units if u.execution_id not in done]
     tracker = _Tracker(folder, prep, done)
-    tracker.write(force=True)
+    tracker.write()
     total = len(prep.plan.units) + len(prep.agent_units)
     if progress:
         progress(tracker.finished(), total, None)
@@ -502,7 +554,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
             # Ctrl-C or a cancel: say so now; asyncio.run still waits for the samples and agents
             # running in threads before it returns, and a killed process would say nothing
             tracker.state = "interrupted"
-            tracker.write(force=True)
+            tracker.write()
             raise
         finally:
             await generation.aclose()
@@ -513,7 +565,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
             asyncio.run(main())
     except BaseException:
         tracker.state = "interrupted"
-        tracker.write(force=True)
+        tracker.write()
         raise
     finally:
         runner.close()
@@ -532,7 +584,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
         summary["energy"] = energy
     folder.write_summary(summary)
     tracker.state = "completed"
-    tracker.write(force=True)
+    tracker.write()
     return RunResult(folder, summary, len(todo))
 
 
@@ -554,6 +606,21 @@ def start(ws: Workspace, config_path: Path, tasks: Sequence[str] = (), progress:
     return execute(prep, folder, progress, runner, measuring=measuring, warn=warn)
 
 
+def _not_running(folder: RunFolder) -> None:
+    """Refuse to resume a run whose process is still at work (two would write one folder).
+
+    Raises:
+        UserError: its status says it runs and its process is there.
+    """
+    try:
+        st = folder.status()
+    except InfraError:
+        return  # an unreadable status: the resume writes it again
+    if st.get("state") in (*ACTIVE, "interrupted") and process_alive(st) and st.get("pid") != os.getpid():
+        raise UserError(f"run {folder.run_id} is already running (process {st.get('pid')} on this "
+                        "machine): wait for it to end, or cancel it first")
+
+
 def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_errors: bool = False, *,
            measuring: MeasureProgress | None = None, warn: Callable[[str], None] | None = None,
            executor: ExecutorChoice | None = None) -> RunResult:
@@ -564,6 +631,7 @@ def resume(ws: Workspace, run_id: str, progress: Progress | None = None, retry_e
     """
     folder = RunFolder(ws.run_dir(run_id))
     info = folder.checked_manifest()
+    _not_running(folder)
     config_path = Path(info.config_file)
     try:
         config = config_from_data(info.config, str(folder.path / "run.yaml"))

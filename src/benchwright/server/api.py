@@ -23,7 +23,9 @@ from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 
 from benchwright import __version__
 from benchwright.errors import InfraError, InputError, Problem, UserError
+from benchwright.run.estimate import Preview
 from benchwright.run.jsonl import SkippedLines
+from benchwright.run.progress import RunProgress
 from benchwright.server import auth
 from benchwright.server.guard import MAX_BODY_MB, Guard
 from benchwright.server.service import FOLDERS, Conflict, FileKind, NotFound, Service
@@ -92,14 +94,27 @@ class CheckOut(BaseModel):
 class LaunchIn(BaseModel):
     config: str = Field(description="the execution config, e.g. configs/example.yaml")
     task_sources: list[str] = Field(default_factory=list, description="instead of the config's")
-    run_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+    run_id: str | None = Field(default=None, max_length=100, description=(
+        "the run's name (its folder in results/): letters, digits, '.', '_', '-'; a name a run "
+        "has already is refused; none: CONFIG-DATE-TIME-XXXX"))
 
 
 class RunOut(BaseModel):
     run_id: str
-    state: str
-    status: dict[str, Any]
-    exit_code: int | None
+    state: str = Field(description="starting, running, interrupted (stopped or cancelled: resumable), completed, failed, "
+                       "damaged or unknown; the same as `benchwright status` says")
+    status: dict[str, Any] = Field(description="status.yaml as the run wrote it")
+    exit_code: int | None = Field(description="how the process this server started ended (None: "
+                                  "still running, not started here, or cancelled)")
+    reason: str | None = Field(None, description="why the state differs from status.yaml's")
+    resumable: bool = Field(False, description="whether /resume (and /retry-errors) applies")
+    progress: RunProgress = Field(description="counts overall, per task source and per model; ETAs")
+    created: str | None = Field(None, description="when the run was created (run.yaml)")
+    config: str | None = Field(None, description="the execution config's file name")
+    models: list[str] = Field(default_factory=list, description="the models and agents of the run")
+    pass_rate: float | None = Field(None, description="share of samples that passed (summary.yaml); "
+                                    "None: no summary yet, not measured")
+    model_pass_rates: dict[str, float | None] = Field(default_factory=dict)
 
 
 class RecordsOut(BaseModel):
@@ -261,7 +276,16 @@ def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False,
 
     @api.get("/runs")
     def runs(_: Viewer) -> list[RunOut]:
+        """Every run, newest first: state, counts, config, models and pass rate."""
         return [RunOut(**r) for r in service.runs()]
+
+    @api.post("/runs/preview")
+    def preview(body: LaunchIn, _: Viewer) -> Preview:
+        """What launching the same body would run: tasks x languages x models x samples, the
+        test executions, the generations already cached and the estimated cost (nothing starts)."""
+        if body.run_id:
+            service.check_run_id(body.run_id)
+        return Preview(**service.preview(body.config, body.task_sources))
 
     @api.post("/runs", status_code=202)
     def launch(body: LaunchIn, _: Editor) -> RunOut:
@@ -276,7 +300,19 @@ def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False,
 
     @api.post("/runs/{run_id}/cancel")
     def cancel(run_id: str, _: Editor) -> RunOut:
+        """Stop a running run; its state becomes ``interrupted`` (resumable), ``status.cancelled``
+        says when."""
         return RunOut(**service.cancel(run_id))
+
+    @api.post("/runs/{run_id}/resume", status_code=202)
+    def resume(run_id: str, _: Editor) -> RunOut:
+        """Finish a stopped run where it stopped (``benchwright run --resume ID``)."""
+        return RunOut(**service.resume(run_id))
+
+    @api.post("/runs/{run_id}/retry-errors", status_code=202)
+    def retry_errors(run_id: str, _: Editor) -> RunOut:
+        """Resume the run and run its infra_error samples again (``--resume ID --retry-errors``)."""
+        return RunOut(**service.resume(run_id, retry_errors=True))
 
     @api.get("/runs/{run_id}/summary")
     def summary(run_id: str, _: Viewer) -> dict[str, Any]:

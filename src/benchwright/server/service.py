@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -27,12 +28,13 @@ from benchwright import yamldoc
 from benchwright.errors import InfraError, InputError, Problem, UserError
 from benchwright.run.folder import RunFolder
 from benchwright.run.jsonl import SkippedLines, open_run_file
+from benchwright.run.progress import ACTIVE, RunProgress, process_alive, read_progress
 from benchwright.server.index import INDEXED, RecordsView, Row, RunIndexes, Summaries
 from benchwright.task.model import TaskSource
+from benchwright.workspace import Workspace
 
 if TYPE_CHECKING:
     from benchwright.results.samples import MatrixRow, RunIndex
-from benchwright.workspace import Workspace
 
 FileKind = Literal["config", "task-source", "scenario"]
 FOLDERS: dict[FileKind, str] = {"config": "configs", "task-source": "tasks", "scenario": "scenarios"}
@@ -47,7 +49,10 @@ GATES = ("objective", "judge", "run-badge")
 CACHED_SOURCES = 8
 """Parsed task sources the server keeps (by path and version) for the task editor."""
 
-CANCEL_GRACE_S = 5.0
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+"""A run name: a plain folder name of ``results/``."""
+
+CANCEL_GRACE_S = 10.0
 """How long a cancelled run may take to stop on its own before it is killed (it stays resumable)."""
 
 
@@ -101,7 +106,7 @@ class Service:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self._launched: dict[str, subprocess.Popen[bytes]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.indexes = RunIndexes()
         """The runs' records and generations, parsed once and kept while their files do not change."""
         self.summaries = Summaries()
@@ -222,15 +227,14 @@ class Service:
     # -- runs ----------------------------------------------------------------------------------
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run of the workspace, newest first, with its status. The newest runs' records
-        are indexed in the background (what is listed is likely opened next)."""
+        """Every run of the workspace, newest first (by when it was created), with its state,
+        counts, models and pass rate (see :meth:`status`). The newest runs' records are indexed
+        in the background (what is listed is likely opened next)."""
         if not self.ws.results.is_dir():
             return []
-        out = []
-        manifests = sorted(self.ws.results.glob("*/run.yaml"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for manifest in manifests:
-            out.append(self.status(manifest.parent.name))
-        self.indexes.warm([m.parent for m in manifests])
+        out = [self.status(manifest.parent.name) for manifest in self.ws.results.glob("*/run.yaml")]
+        out.sort(key=lambda r: (r.get("created") or "", r["run_id"]), reverse=True)
+        self.indexes.warm([self.ws.results / r["run_id"] for r in out])
         return out
 
     def folder(self, run_id: str) -> RunFolder:
@@ -241,50 +245,129 @@ class Service:
         except UserError as e:
             raise NotFound(str(e)) from None
 
+    def _process(self, run_id: str) -> subprocess.Popen[bytes] | None:
+        with self._lock:
+            return self._launched.get(run_id)
+
     def status(self, run_id: str) -> dict[str, Any]:
-        """The run's state and ``status.yaml``; a status file that cannot be read gives the
-        state ``damaged`` and the reason under ``status.error`` (every other run still lists)."""
+        """The run's state, counts (:class:`~benchwright.run.progress.RunProgress`, the same
+        ``benchwright status`` shows), ``status.yaml`` as it is, and what ``run.yaml`` and
+        ``summary.yaml`` say of it (created, config, models, pass rate). A status file that
+        cannot be read gives the state ``damaged`` and the reason under ``status.error``."""
         folder = self.folder(run_id)
+        info = _run_info(folder)
+        proc = self._process(folder.run_id)
+        exit_code = proc.poll() if proc is not None else None
         try:
             st = folder.status()
         except InfraError as e:
             return {"run_id": folder.run_id, "state": "damaged", "status": {"error": self.shown(e)},
-                    "exit_code": None}
-        proc = self._launched.get(folder.run_id)
-        state = st.get("state") or ("starting" if proc is not None else "unknown")
-        if proc is not None and proc.poll() is not None and state in ("running", "starting"):
-            state = "failed" if proc.returncode not in (0, 1) else "completed"
-        return {"run_id": folder.run_id, "state": state, "status": st,
-                "exit_code": proc.returncode if proc is not None else None}
+                    "exit_code": exit_code, "reason": self.shown(e), "resumable": False,
+                    "progress": RunProgress(state="damaged").model_dump(mode="json"), **info}
+        alive = None if proc is None or proc.pid != st.get("pid") else exit_code is None
+        progress = read_progress(st, alive=alive)
+        if proc is not None and exit_code is None and progress.state not in ACTIVE:
+            progress.state, progress.resumable = "starting", False  # a resume, before it writes its status
+        elif not st and progress.state == "unknown":
+            _unstarted(progress, proc, exit_code, folder.run_id)
+        if progress.state == "interrupted" and st.get("cancelled"):
+            exit_code = None  # how the stopped process exited is not what the run did
+        return {"run_id": folder.run_id, "state": progress.state, "status": st, "exit_code": exit_code,
+                "reason": progress.reason, "resumable": progress.resumable,
+                "progress": progress.model_dump(mode="json"), **info}
+
+    def check_run_id(self, run_id: str) -> None:
+        """Refuse a run name that is not a plain name or that a run of the workspace has.
+
+        Raises:
+            UserError: naming the problem and the fix.
+        """
+        if not RUN_ID.fullmatch(run_id):
+            raise UserError(f"run name {run_id[:64]!r}: use letters, digits, '.', '_' and '-' (up to 100, "
+                            "starting with a letter or digit)")
+        if (self.ws.results / run_id).exists():
+            raise UserError(f"a run named {run_id!r} already exists in results/: choose another name "
+                            "(or resume that run from its page)")
+
+    def preview(self, config: str, task_sources: list[str] | None = None) -> dict[str, Any]:
+        """What launching ``config`` would run and cost (:mod:`benchwright.run.estimate`);
+        nothing starts and no provider is asked.
+
+        Raises:
+            InputError: the config or a task source does not validate.
+        """
+        from benchwright.run.estimate import preview
+
+        config_path = self.inside(config, "config")
+        if not config_path.is_file():
+            raise NotFound(f"no config {config!r}")
+        sources = [str(self.inside(t, "task-source")) for t in task_sources or []]
+        return preview(self._current(), config_path, sources).model_dump(mode="json")
+
+    def _current(self) -> Workspace:
+        """The workspace with its settings as they are now (as the run process will read them:
+        they may have been edited since the server started)."""
+        return Workspace.open(self.ws.root)
 
     def launch(self, config: str, task_sources: list[str] | None = None, run_id: str | None = None) -> str:
         """Start ``benchwright run CONFIG`` for this workspace in a process of its own (a run
-        the API can watch and cancel, and that ``--resume`` can finish). Returns its id once
-        the run folder exists.
+        the API can watch and cancel, and that ``--resume`` can finish). Returns its id; the
+        run folder appears soon after (:meth:`wait_started`).
 
         Raises:
             InputError: the config or a task source does not validate (nothing started).
+            UserError: ``run_id`` is not a plain name, or a run has it already.
         """
         from benchwright.run.engine import new_run_id, prepare
 
         config_path = self.inside(config, "config")
         if not config_path.is_file():
             raise NotFound(f"no config {config!r}")
+        if run_id:
+            self.check_run_id(run_id)
         sources = [str(self.inside(t, "task-source")) for t in task_sources or []]
-        prepare(self.ws, config_path, sources)  # every problem now, before anything starts
+        prepare(self._current(), config_path, sources)  # every problem now, before anything starts
         rid = run_id or new_run_id(config_path)
-        argv = [sys.executable, "-m", "benchwright", "run", str(config_path), "--run-id", rid,
-                "--workspace", str(self.ws.root)]
+        argv = ["run", str(config_path), "--run-id", rid]
         for s in sources:
             argv += ["--tasks", s]
-        log = self.ws.state / "server" / f"{rid}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("wb") as out:
-            proc = subprocess.Popen(argv, cwd=self.ws.root, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
         with self._lock:
-            self._launched[rid] = proc
+            if rid in self._launched and self._launched[rid].poll() is None:
+                raise UserError(f"a run named {rid!r} is starting already: choose another name")
+            self._launched[rid] = self._spawn(rid, argv)
         return rid
+
+    def _spawn(self, run_id: str, args: list[str]) -> subprocess.Popen[bytes]:
+        """``benchwright ARGS --workspace WS`` in a session of its own (so a cancel reaches the
+        whole process group), its output in ``.benchwright/server/<run id>.log``."""
+        argv = [sys.executable, "-m", "benchwright", *args, "--workspace", str(self.ws.root)]
+        log = self.ws.state / "server" / f"{run_id}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("ab") as out:
+            return subprocess.Popen(argv, cwd=self.ws.root, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def resume(self, run_id: str, retry_errors: bool = False) -> dict[str, Any]:
+        """Finish a run that stopped (``benchwright run --resume ID``; with ``retry_errors``,
+        ``--retry-errors`` too: its infra_error samples run again). Any run folder of the
+        workspace, whoever started it.
+
+        Raises:
+            UserError: the run is running (here or in another process), or there is nothing to do.
+        """
+        folder = self.folder(run_id)
+        with self._lock:
+            st = self.status(folder.run_id)
+            if st["state"] in ACTIVE:
+                raise UserError(f"run {folder.run_id} is already running: cancel it first, or wait for it to end")
+            if st["state"] == "damaged":
+                raise UserError(f"run {folder.run_id}: {st['reason']}")
+            if st["state"] == "completed" and not (retry_errors and st["progress"]["errors"]):
+                raise UserError(f"run {folder.run_id} is completed: nothing to resume"
+                                + ("" if retry_errors else " (retry errors runs its infra errors again)"))
+            args = ["run", "--resume", folder.run_id, *(["--retry-errors"] if retry_errors else [])]
+            self._launched[folder.run_id] = self._spawn(folder.run_id, args)
+        return self.status(folder.run_id)
 
     def wait_started(self, run_id: str, timeout_s: float = 60.0) -> bool:
         """Whether the run's folder appeared within ``timeout_s`` (its process may also have ended)."""
@@ -294,29 +377,36 @@ class Service:
         while time.monotonic() < deadline:
             if (self.ws.results / run_id / "run.yaml").is_file():
                 return True
-            proc = self._launched.get(run_id)
+            proc = self._process(run_id)
             if proc is not None and proc.poll() is not None:
                 return (self.ws.results / run_id / "run.yaml").is_file()
             time.sleep(0.05)
         return False
 
     def cancel(self, run_id: str) -> dict[str, Any]:
-        """Stop a run this server launched (SIGINT, as Ctrl-C: the run is left resumable)."""
+        """Stop a running run, launched here or not (SIGINT, as Ctrl-C; killed if it has not
+        stopped within :data:`CANCEL_GRACE_S`); its state becomes ``interrupted`` (with when it
+        was cancelled, under ``cancelled``) and it stays resumable.
+
+        Raises:
+            UserError: the run is not running (here or on this machine).
+        """
         folder = self.folder(run_id)
-        proc = self._launched.get(folder.run_id)
-        if proc is None or proc.poll() is not None:
-            raise UserError(f"run {folder.run_id} is not running here (only runs this server "
-                            "launched can be cancelled)")
-        os.killpg(proc.pid, signal.SIGINT)
-        try:  # it marks the run interrupted at once, then waits for what runs in its threads
-            proc.wait(timeout=CANCEL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        try:  # killed before it could say so (a slow start, a loaded machine): say it for it
+        proc = self._process(folder.run_id)
+        if proc is not None and proc.poll() is None:
+            _stop_group(proc)
+        else:
+            st = self.status(folder.run_id)
+            pid = st["status"].get("pid") if st["state"] in ACTIVE else None
+            if not isinstance(pid, int) or process_alive(st["status"]) is not True:
+                raise UserError(f"run {folder.run_id} is not running (state: {st['state']}): nothing to cancel")
+            _stop_pid(pid, st["status"])
+        try:  # stopped: say it was cancelled (unless it finished meanwhile)
             st = folder.status()
-            if st.get("state") in ("running", "starting"):
-                folder.write_status({**st, "state": "interrupted"}, force=True)
+            if st.get("state") != "completed":
+                folder.write_status({**st, "state": "interrupted",
+                                     "cancelled": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")},
+                                    force=True)
         except InfraError:
             pass  # an unreadable status stays what it is: status() reports it as damaged
         return self.status(folder.run_id)
@@ -548,6 +638,94 @@ class _IndexedReader:
     def damaged(self, folder: RunFolder) -> set[str]:
         with self.service.indexes.records(folder.path) as view:
             return view.damaged
+
+
+def _unstarted(progress: RunProgress, proc: subprocess.Popen[bytes] | None, exit_code: int | None,
+               run_id: str) -> None:
+    """The state of a run folder with no status yet: its process is preparing, or ended first."""
+    if proc is None:
+        return
+    if exit_code is None:
+        progress.state = "starting"
+    else:
+        progress.state = "failed"
+        progress.resumable = True
+        progress.reason = (f"the run process ended (exit code {exit_code}) before the run began: "
+                           f"see .benchwright/server/{run_id}.log")
+
+
+def _run_info(folder: RunFolder) -> dict[str, Any]:
+    """What the list of runs shows of a run beside its state: when it was created, its config
+    and models (``run.yaml``), and the share of samples that passed (``summary.yaml``; None
+    while there is no summary: not measured)."""
+    info: dict[str, Any] = {"created": None, "config": None, "models": [], "pass_rate": None,
+                            "model_pass_rates": {}}
+    try:
+        manifest = folder.manifest()
+        summary = folder.summary() if (folder.path / "summary.yaml").is_file() else None
+    except (InfraError, UserError):
+        return info
+    created, config = manifest.get("created"), manifest.get("config_file")
+    info["created"] = created if isinstance(created, str) else None
+    info["config"] = Path(config).name if isinstance(config, str) else None
+    models = manifest.get("models")
+    info["models"] = [str(m.get("label") or m.get("id")) for m in models if isinstance(m, dict)] \
+        if isinstance(models, list) else []
+    agents = manifest.get("agents")
+    if isinstance(agents, list):
+        info["models"] += [str(a.get("name")) for a in agents if isinstance(a, dict) and a.get("name")]
+    if summary is not None:
+        info["pass_rate"], info["model_pass_rates"] = _pass_rates(summary)
+    return info
+
+
+def _pass_rates(summary: dict[str, Any]) -> tuple[float | None, dict[str, float | None]]:
+    """The share of samples whose outcome is pass, overall and per model (``by_model`` of a summary)."""
+    by_model = summary.get("by_model")
+    rates: dict[str, float | None] = {}
+    passed = samples = 0
+    for model, entry in (by_model.items() if isinstance(by_model, dict) else []):
+        outcomes = entry.get("outcomes") if isinstance(entry, dict) else None
+        n = entry.get("samples") if isinstance(entry, dict) else None
+        p = outcomes.get("pass") if isinstance(outcomes, dict) else None
+        if isinstance(n, int) and isinstance(p, int) and n > 0:
+            rates[str(model)] = p / n
+            passed, samples = passed + p, samples + n
+        else:
+            rates[str(model)] = None
+    return (passed / samples if samples else None), rates
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGINT to the process group of a run this server launched; SIGKILL after the grace."""
+    os.killpg(proc.pid, signal.SIGINT)
+    try:  # it marks the run interrupted at once, then waits for what runs in its threads
+        proc.wait(timeout=CANCEL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _stop_pid(pid: int, status: dict[str, Any]) -> None:
+    """SIGINT to the run process ``pid`` (its group when it leads one); SIGKILL after the grace."""
+    import time
+
+    def send(sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, sig)
+            else:
+                os.kill(pid, sig)
+
+    send(signal.SIGINT)
+    deadline = time.monotonic() + CANCEL_GRACE_S
+    while time.monotonic() < deadline:
+        if process_alive(status) is not True:
+            return
+        time.sleep(0.1)
+    send(signal.SIGKILL)
+    while process_alive(status) is True and time.monotonic() < deadline + 5:
+        time.sleep(0.05)
 
 
 AGENT_FILE_BYTES = 2_000_000
