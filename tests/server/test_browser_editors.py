@@ -131,7 +131,7 @@ def test_the_task_editor_stays_aligned_and_adds_copies_deletes_and_checks_tasks(
     page.get_by_test_id("task-chunked").click()
     expect(page.get_by_test_id("field-name")).to_have_value("chunked")
     page.get_by_test_id("delete-task").click()
-    expect(page.get_by_test_id("delete-name")).to_have_text("chunked")
+    expect(page.get_by_test_id("delete-name")).to_have_text("chunked", timeout=SLOW)
     _shot(page, "editors-03-delete-asks-first")
     page.get_by_test_id("cancel-delete").click()
     expect(page.get_by_test_id("task-chunked")).to_be_visible()

@@ -40,12 +40,6 @@ def date_text(iso: str) -> str:
     return iso.replace("T", " ")[:16] + " UTC" if len(iso) >= 16 else iso
 
 
-def editor_of(kind: FileKind, path: str) -> str:
-    """The page that edits ``path``: its form editor, else the YAML editor."""
-    form = FORM_PAGES.get(kind)
-    return link_to(form, path=path) if form is not None else link_to("/edit", path=path)
-
-
 def register(service: Service, access: Access) -> None:
     from nicegui import run, ui
 
@@ -76,7 +70,7 @@ def register(service: Service, access: Access) -> None:
                     problem(service.shown(e))
                 return
             if made is not None:
-                ui.navigate.to(editor_of(k, made.path))
+                ui.navigate.to(link_to(FORM_PAGES.get(k, "/edit"), path=made.path))  # its form editor
 
         create.on_click(make)
 

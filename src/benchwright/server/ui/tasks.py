@@ -656,6 +656,7 @@ class TaskPage:
                 ui.label("Save writes every change into the file; other tasks keep their text") \
                     .classes("text-xs text-slate-500")
             self.messages = testid(ui.column().classes("w-full gap-1"), "problems")
+            self.delete_dialog()
         with root, ui.row().classes("w-full no-wrap items-start gap-6"):
             with ui.column().classes("w-72 shrink-0 gap-1"):
                 self.name_box = testid(ui.input("name contains").props("clearable").classes("w-full"),
@@ -983,21 +984,30 @@ class TaskPage:
     async def duplicate(self, i: int) -> None:
         await self.restructure(lambda text: duplicate_task(text, self.path, i), "duplicated the task")
 
-    def confirm_delete(self, i: int) -> None:
+    def delete_dialog(self) -> None:
+        """The question asked before a task is deleted (made once, opened for each task)."""
         from nicegui import ui
 
-        name = self.source.tasks[i].name
-        with ui.dialog() as dialog, ui.card():
+        self.deleting: int | None = None
+        with ui.dialog() as self.dialog, ui.card():
             ui.label("Delete this task? Save then removes it from the file.")
-            testid(ui.label(name).classes("font-mono font-medium"), "delete-name")
-            async def delete() -> None:
-                dialog.close()
-                await self.restructure(lambda text: (delete_task(text, self.path, i), i), f"deleted {name}")
-
+            self.delete_name = testid(ui.label("").classes("font-mono font-medium"), "delete-name")
             with ui.row():
-                testid(ui.button("Delete", on_click=delete).props("color=red"), "confirm-delete")
-                testid(ui.button("Cancel", on_click=dialog.close).props("flat"), "cancel-delete")
-        dialog.open()
+                testid(ui.button("Delete", on_click=self.delete).props("color=red"), "confirm-delete")
+                testid(ui.button("Cancel", on_click=self.dialog.close).props("flat"), "cancel-delete")
+
+    def confirm_delete(self, i: int) -> None:
+        self.deleting = i
+        self.delete_name.text = self.source.tasks[i].name
+        self.dialog.open()
+
+    async def delete(self) -> None:
+        self.dialog.close()
+        i = self.deleting
+        if i is None or i >= len(self.source.tasks):
+            return
+        name = self.source.tasks[i].name
+        await self.restructure(lambda text: (delete_task(text, self.path, i), i), f"deleted {name}")
 
     def show_problems(self, problems: list[Problem]) -> None:
         """``problems`` listed at the top, and each beside the task (and language) it is about."""
