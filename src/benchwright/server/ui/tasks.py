@@ -964,8 +964,10 @@ class TaskPage:
         except InputError as e:
             self.say(_problems_text(e.problems))
             return
-        except ValueError as e:
-            self.say([f"the tasks as edited do not load ({type(e).__name__}): press Validate to see where"])
+        except ValueError:  # a field as edited is not valid: show where, change nothing
+            await self.validate()
+            with self.messages:
+                problem("fix these problems first: the tasks were not changed")
             return
         self.text, self.source, self.edits, self.problems = text, source, {}, []
         self.selected = None
