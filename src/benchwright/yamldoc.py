@@ -10,6 +10,7 @@ import contextlib
 import io
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -281,11 +282,34 @@ def dump_text(data: Any) -> str:
     return buf.getvalue()
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old or the new file, never half."""
+def umask() -> int:
+    """The process's umask, read without changing it (``/proc/self/status`` on Linux; else set
+    and restored at once, as Python offers no other way)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write ``text`` to ``path`` so that readers see the old or the new file, never half.
+
+    The file gets ``mode`` when given (0o600 for a private file), else keeps the mode it had; a
+    new file gets the mode any tool of the user would give it (0666 less the umask: 0644 under
+    umask 022), not the 0600 of a temporary file.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

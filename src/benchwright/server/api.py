@@ -81,6 +81,17 @@ class WrittenOut(BaseModel):
     warnings: list[ProblemOut]
 
 
+class NewFileIn(BaseModel):
+    path: str = Field(description="the new file, e.g. tasks/my-tasks.yaml (in configs/, tasks/ "
+                      "or scenarios/, ending .yaml, not existing)")
+
+
+class SettingsOut(BaseModel):
+    path: str
+    text: str = Field(description="benchwright.yaml; empty when the workspace has none")
+    etag: str = Field(description='its version for If-Match ("*" when there is no file yet)')
+
+
 class CheckIn(BaseModel):
     path: str = Field(description="where the text would be saved, e.g. configs/x.yaml")
     text: str
@@ -132,6 +143,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 Viewer = Annotated[auth.TokenInfo | None, Depends(auth.require("viewer"))]
 Editor = Annotated[auth.TokenInfo | None, Depends(auth.require("editor"))]
+Admin = Annotated[auth.TokenInfo | None, Depends(auth.require("admin"))]
 
 
 def kind_of(path: str) -> FileKind:
@@ -264,6 +276,31 @@ def create_app(ws: Workspace, *, auth_on: bool = False, with_ui: bool = False,
         """Save a file when it validates and is still the version ``If-Match`` names (412
         otherwise: re-read and redo the edit). A new file: ``If-Match: *`` or none."""
         written, warnings = service.write_file(path, body.text, kind_of(path), if_match)
+        response.headers["ETag"] = written.etag
+        return WrittenOut(path=written.path, etag=written.etag, warnings=[ProblemOut.of(p) for p in warnings])
+
+    @api.post("/files", status_code=201)
+    def new_file(body: NewFileIn, _: Editor, response: Response) -> FileTextOut:
+        """Create a file from its kind's starter (a small valid config, task source or
+        scenario); 412 when it exists. Edit it then with PUT and the returned ETag."""
+        kind = kind_of(body.path)
+        made = service.create_file(body.path, kind)
+        response.headers["ETag"] = made.etag
+        return FileTextOut(path=made.path, kind=kind, text=made.text, etag=made.etag)
+
+    @api.get("/settings")
+    def read_settings(_: Viewer, response: Response) -> SettingsOut:
+        """The workspace settings, ``benchwright.yaml`` (env var names only, never secrets)."""
+        got = service.read_settings()
+        response.headers["ETag"] = got.etag
+        return SettingsOut(path=got.path, text=got.text, etag=got.etag)
+
+    @api.put("/settings")
+    def write_settings(body: FileWrite, _: Admin, response: Response,
+                       if_match: Annotated[str | None, Header()] = None) -> WrittenOut:
+        """Save ``benchwright.yaml`` (admin only) when it is valid settings and still the version
+        ``If-Match`` names (412 otherwise); the server uses the new settings at once."""
+        written, warnings = service.write_settings(body.text, if_match)
         response.headers["ETag"] = written.etag
         return WrittenOut(path=written.path, etag=written.etag, warnings=[ProblemOut.of(p) for p in warnings])
 

@@ -214,7 +214,7 @@ class TokenStore:
 
     def _write(self, entries: _Entries) -> None:
         text = _File(tokens=entries).model_dump_json(indent=2) + "\n"
-        atomic_write(self.path, text)  # a mkstemp file: mode 0600 from the start
+        atomic_write(self.path, text, mode=0o600)  # private from the start
         os.chmod(self.path, 0o600)
         self._cache = None
 

@@ -100,6 +100,76 @@ def _too_long(rel: str) -> bool:
     return len(data) > 1024 or any(len(part) > NAME_MAX for part in data.split(b"/"))
 
 
+def check_new_name(rel: str, kind: FileKind) -> None:
+    """Refuse a name for a new file that is not ``<folder>/<name>.yaml`` of its kind (a name
+    typed by a user; confinement is checked again by :meth:`Service.inside`).
+
+    Raises:
+        UserError: saying what the name should be.
+    """
+    folder = FOLDERS[kind]
+    example = f"{folder}/my-{kind}.yaml"
+    if not rel.startswith(folder + "/") or rel.endswith("/"):
+        raise UserError(f"{rel[:200]!r}: a new {kind} goes in {folder}/, e.g. {example}")
+    if not rel.endswith(".yaml") or rel == f"{folder}/.yaml":
+        raise UserError(f"{rel[:200]!r}: the name ends with .yaml, e.g. {example}")
+    if any(part in ("", ".", "..") or part.startswith(".") for part in rel.split("/")):
+        raise UserError(f"{rel[:200]!r}: no empty, '.', '..' or hidden parts in a name, e.g. {example}")
+
+
+TEMPLATES: dict[FileKind, str] = {
+    "config": """\
+# An execution config: which tasks, which criteria, which models.
+# Run it with:  benchwright run configs/NAME.yaml
+version: 1
+task_sources: [tasks/basics.yaml]
+criteria: [unit-test]
+llms: [reference]                  # answers with the golden solutions: no API key needed
+""",
+    "task-source": """\
+# A task source: tasks with prompts per language, tests and golden solutions.
+# Check it with:  benchwright validate tasks/NAME.yaml --golden
+version: 1
+name: my-tasks
+tasks:
+  - name: add-two
+    difficulty: easy
+    languages: [python]
+    task:
+      common_prompt: Write a function add_two(x) in ${language} that returns x + 2.
+      languages_specific:
+        python:
+          entry_point: add_two
+          public_tests:
+            - code: assert add_two(1) == 3
+          hidden_tests:
+            - name: negative
+              code: assert add_two(-2) == 0
+    golden_solution:
+      python: |
+        def add_two(x):
+            return x + 2
+""",
+    "scenario": """\
+# A coding-agent scenario: the workspace an agent works in, the scorers that check what it
+# did, and its tasks. Name it in a config's `scenarios:` list to run it.
+version: 1
+name: my-scenario
+workspace:
+  repo: my-repo                    # a folder next to this file (create it), or a git URL with ref:
+  setup: []                        # shell commands run before the baseline is committed
+scorers:
+  - {type: max_files_changed, limit: 2}
+  - {type: forbid_secrets}
+tasks:
+  - name: first-task
+    prompt: |
+      Describe what the agent should change in the repository.
+""",
+}
+"""A small valid starter for each kind of file (Files, "new file")."""
+
+
 class Service:
     """Everything the server does, on one workspace."""
 
@@ -223,6 +293,76 @@ class Service:
             yamldoc.atomic_write(path, text)
         data = path.read_bytes()
         return FileText(self._rel(path), text, etag(data)), problems
+
+    def create_file(self, rel: str, kind: FileKind) -> FileText:
+        """A new file ``rel`` of ``kind`` holding the kind's starter (:data:`TEMPLATES`), written
+        as any write is (validated, ``If-Match: *``: never over an existing file).
+
+        Raises:
+            UserError: the name is outside the kind's folder or not a ``.yaml`` file.
+            Conflict: the file exists.
+        """
+        check_new_name(rel, kind)
+        path = self.inside(rel, kind)
+        if path.exists():
+            raise Conflict(f"{rel} exists already: choose another name", "")
+        written, _ = self.write_file(rel, TEMPLATES[kind], kind, "*")
+        return written
+
+    # -- workspace settings (benchwright.yaml) -------------------------------------------------
+
+    def read_settings(self) -> FileText:
+        """``benchwright.yaml`` (empty text and the create-only version ``*`` when there is none)."""
+        from benchwright.workspace.workspace import SETTINGS_FILE
+
+        path = self.ws.root / SETTINGS_FILE
+        if not path.is_file():
+            return FileText(SETTINGS_FILE, "", "*")
+        data = path.read_bytes()
+        return FileText(SETTINGS_FILE, data.decode("utf-8", errors="replace"), etag(data))
+
+    def check_settings(self, text: str) -> list[Problem]:
+        """Every problem of ``text`` as the workspace's settings (nothing is written)."""
+        from benchwright.config.settings import Settings
+        from benchwright.problems import validate
+        from benchwright.workspace.workspace import SETTINGS_FILE
+
+        try:
+            doc = yamldoc.parse_text(text, SETTINGS_FILE)
+        except InputError as e:
+            return list(e.problems)
+        if doc.data is None:
+            return []
+        _, problems = validate(doc, Settings)
+        return list(problems)
+
+    def write_settings(self, text: str, if_match: str | None) -> tuple[FileText, list[Problem]]:
+        """Save ``text`` as ``benchwright.yaml`` when it is valid settings and the file is still
+        the version ``if_match`` names; the server then uses the new settings.
+
+        Raises:
+            Conflict: the file changed since it was read.
+            InputError: ``text`` is not valid settings (nothing is written).
+        """
+        from benchwright.config.settings import Settings
+        from benchwright.problems import validate
+        from benchwright.workspace.workspace import SETTINGS_FILE
+
+        path = self.ws.root / SETTINGS_FILE
+        with self._lock:
+            current = path.read_bytes() if path.is_file() else None
+            if current is not None and if_match != etag(current):
+                raise Conflict(f"{SETTINGS_FILE} changed since you read it (or If-Match is missing): "
+                               "read it again and redo your edit", etag(current))
+            problems = self.check_settings(text)
+            if any(p.severity == "error" for p in problems):
+                raise InputError(problems)
+            doc = yamldoc.parse_text(text, SETTINGS_FILE)
+            settings, _ = validate(doc, Settings) if doc.data is not None else (Settings(), [])
+            yamldoc.atomic_write(path, text)
+            if settings is not None:
+                self.ws.settings = settings
+        return FileText(SETTINGS_FILE, text, etag(path.read_bytes())), problems
 
     # -- runs ----------------------------------------------------------------------------------
 

@@ -19,25 +19,139 @@ def _kind(path: str) -> FileKind | None:
     return next((k for k, folder in FOLDERS.items() if folder == top), None)
 
 
+KIND_LABELS: dict[FileKind, str] = {"config": "execution config", "task-source": "task source",
+                                     "scenario": "scenario"}
+CODE_BOX = "w-full h-[60vh] border"
+FILE_COLUMNS = "minmax(14rem, max-content) 4rem 9rem 6rem 11rem"
+"""The Files grid: file, editor, kind, size, modified."""
+
+
+def size_text(size: int) -> str:
+    """A file size as people read it (bytes, kB, MB)."""
+    if size < 1000:
+        return f"{size} B"
+    if size < 1_000_000:
+        return f"{size / 1000:.1f} kB"
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def date_text(iso: str) -> str:
+    """An ISO time (UTC) as ``2026-11-25 22:53 UTC``."""
+    return iso.replace("T", " ")[:16] + " UTC" if len(iso) >= 16 else iso
+
+
 def register(service: Service, access: Access) -> None:
-    from nicegui import ui
+    from nicegui import run, ui
+
+    def new_file_form() -> None:
+        """Pick a kind, type a name, get the kind's starter file, opened in its editor."""
+        with testid(ui.card().classes("w-full max-w-3xl"), "new-file"):
+            ui.label("New file").classes("text-lg font-medium")
+            with ui.row().classes("w-full items-start gap-2"):
+                kind = testid(ui.select({k: v for k, v in KIND_LABELS.items()}, value="task-source",
+                                        label="kind").classes("w-48"), "new-kind")
+                name = testid(ui.input("file name", placeholder="my-file.yaml").classes("w-72"), "new-name")
+                folder = ui.label().classes("text-slate-500 pt-4")
+                kind.on_value_change(lambda e: folder.set_text(f"in {FOLDERS[e.value]}/"))
+                folder.set_text(f"in {FOLDERS[kind.value]}/")
+                create = testid(ui.button("Create"), "create")
+            messages = ui.column().classes("w-full")
+
+        async def make() -> None:
+            messages.clear()
+            if not may_write(access, messages):
+                return
+            k: FileKind = kind.value
+            rel = f"{FOLDERS[k]}/{(name.value or '').strip()}"
+            try:
+                made = await run.io_bound(service.create_file, rel, k)
+            except (Conflict, UserError) as e:
+                with messages:
+                    problem(service.shown(e))
+                return
+            if made is not None:
+                ui.navigate.to(link_to(FORM_PAGES.get(k, "/edit"), path=made.path))  # its form editor
+
+        create.on_click(make)
+
+    def file_rows(kind: FileKind) -> None:
+        files = service.list_files(kind)
+        if not files:
+            ui.label("no files yet").classes("text-slate-500 text-sm")
+            return
+        with ui.grid(columns=FILE_COLUMNS).classes("gap-x-6 gap-y-1 items-center"):
+            for head in ("file", "editor", "kind", "size", "modified"):
+                ui.label(head).classes("text-xs uppercase text-slate-500")
+            for f in files:
+                testid(ui.link(f.path, link_to("/edit", path=f.path)).classes("break-all"), f"file-{f.path}")
+                form = FORM_PAGES.get(kind)
+                if form is not None:
+                    testid(ui.link("form", link_to(form, path=f.path)), f"form-{f.path}")
+                else:
+                    ui.label("")
+                ui.label(KIND_LABELS[kind])
+                testid(ui.label(size_text(f.size)), f"size-{f.path}")
+                testid(ui.label(date_text(f.modified)), f"modified-{f.path}")
 
     @ui.page("/")
     def files_page() -> None:
         if denied(access, "Files"):
             return
         with frame("Files", access):
+            testid(ui.link("Workspace settings (benchwright.yaml)", link_to("/settings")), "settings-link")
+            new_file_form()
             for kind, folder in FOLDERS.items():
                 ui.label(f"{folder}/").classes("text-lg font-medium")
-                for f in service.list_files(kind):
-                    with ui.row().classes("gap-4"):
-                        testid(ui.link(f.path, link_to("/edit", path=f.path)), f"file-{f.path}")
-                        form = FORM_PAGES.get(kind)
-                        if form is not None:
-                            testid(ui.link("form", link_to(form, path=f.path)), f"form-{f.path}")
+                file_rows(kind)
             ui.label("results/").classes("text-lg font-medium")
-            for run in service.runs():
-                ui.link(f"{run['run_id']} ({run['state']})", link_to("/run", run["run_id"]))
+            for run_ in service.runs():
+                ui.link(f"{run_['run_id']} ({run_['state']})", link_to("/run", run_["run_id"]))
+
+    @ui.page("/settings")
+    def settings_page() -> None:
+        if denied(access, "Workspace settings"):
+            return
+        with frame("Workspace settings", access):
+            ui.label("benchwright.yaml: providers, sandbox, limits (environment variable names only, never "
+                     "keys). Only an admin may change it.").classes("text-sm text-slate-600")
+            got = service.read_settings()
+            state = {"etag": got.etag}
+            editor = testid(ui.codemirror(got.text, language="YAML").classes(CODE_BOX), "settings-editor")
+            problems = testid(ui.column().classes("w-full"), "problems")
+
+            def show(found: list[Any], saved: bool = False) -> None:
+                problems.clear()
+                with problems:
+                    if saved:
+                        testid(ui.label("saved").classes("text-green-700"), "saved")
+                    elif not found:
+                        testid(ui.label("no problems").classes("text-green-700"), "no-problems")
+                    for p in found:
+                        testid(ui.label(p.render())
+                               .classes("text-red-700" if p.severity == "error" else "text-amber-700"), "problem")
+
+            def save() -> None:
+                problems.clear()
+                if not access.allows("admin"):
+                    with problems:
+                        problem("only an admin's token may change the workspace settings")
+                    return
+                try:
+                    written, warnings = service.write_settings(editor.value, state["etag"])
+                except InputError as e:
+                    show(e.problems)
+                    return
+                except Conflict as e:
+                    with problems:
+                        problem(str(e))
+                    return
+                state["etag"] = written.etag
+                show(warnings, saved=True)
+
+            with ui.row():
+                testid(ui.button("Validate", on_click=lambda: show(service.check_settings(editor.value))),
+                       "validate")
+                testid(ui.button("Save", on_click=save), "save")
 
     @ui.page("/edit")
     def edit_page(path: str) -> None:
@@ -54,7 +168,7 @@ def register(service: Service, access: Access) -> None:
                 ui.label(str(e)).classes("text-red-700")
                 return
             state = {"etag": got.etag}
-            editor = ui.codemirror(got.text, language="YAML").classes("w-full h-[60vh] border")
+            editor = ui.codemirror(got.text, language="YAML").classes(CODE_BOX)
             problems = ui.column().classes("w-full").props('data-testid="problems"')
 
             def show(found: list[Any], saved: bool = False) -> None:

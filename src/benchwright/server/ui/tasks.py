@@ -9,8 +9,10 @@ layout of the rest of the file stay byte-for-byte as they were.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import io
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,36 +32,79 @@ from benchwright.server.service import Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame, problem
 from benchwright.server.ui.text import link_to, testid
-from benchwright.task.model import Task, TaskSource
+from benchwright.task.model import Task, TaskSource, TestCase
 
 KIND: FileKind = "task-source"
-BASIC = ("name", "type", "difficulty", "area")
+BASIC = ("name", "type", "difficulty", "area", "source")
+"""Task-level text fields (an empty one is removed from the file)."""
+LISTS = ("tags", "listed_languages", "available_parameters", "available_criteria")
+"""Task-level lists, edited as comma-separated text (``listed_languages`` is ``languages``)."""
+LIST_KEYS = {"listed_languages": "languages"}
+LANG_TEXT = ("entry_point", "test_prelude", "solution_header", "completion_suffix")
+"""Per-language text fields besides the description."""
 CODEMIRROR_LANGUAGE = {"python": "Python", "java": "Java", "c": "C", "cpp": "C++", "c++": "C++", "go": "Go",
                        "rust": "Rust", "javascript": "JavaScript", "typescript": "TypeScript", "bash": "Shell",
                        "shell": "Shell"}
 DEFAULT_DESCRIPTION = "${common_prompt}"
 
 Fields = dict[str, Any]
-"""A task's editable fields: name, type, difficulty, area, tags (list), common_prompt and
-``languages``: language -> {description, public_tests, hidden_tests ([{name, code}]), golden}."""
+"""A task's editable fields: the :data:`BASIC` texts, ``mode``, ``release_date`` and
+``time_limit_s`` (as text), the :data:`LISTS`, ``common_prompt``, ``llm_judge_prompt`` and
+``languages``: language -> {description, the :data:`LANG_TEXT` fields, stop (list),
+public_tests, hidden_tests ([{name, code, stdin, stdout}]; stdin and stdout None for a code
+case), golden}."""
 
 
 # -- the YAML editing helper ---------------------------------------------------------------------
 
 
+def _number(value: float | None) -> str:
+    return "" if value is None else format(value, "g")
+
+
+def _test_fields(test: TestCase) -> dict[str, Any]:
+    return {"name": test.name or "", "code": test.code, "stdin": test.stdin, "stdout": test.stdout}
+
+
+def _language_fields(task: Task, lang: str) -> dict[str, Any]:
+    spec = task.spec(lang)
+    return {
+        "description": spec.description,
+        **{k: getattr(spec, k) or "" for k in LANG_TEXT},
+        "stop": list(spec.stop),
+        "public_tests": [_test_fields(t) for t in spec.public_tests],
+        "hidden_tests": [_test_fields(t) for t in spec.hidden_tests],
+        "golden": task.golden_solution.get(lang, ""),
+    }
+
+
 def task_fields(task: Task) -> Fields:
     """The editable fields of ``task`` as the editor shows them."""
-    langs: dict[str, Any] = {}
-    for lang in task.code_languages():
-        spec = task.spec(lang)
-        langs[lang] = {
-            "description": spec.description,
-            "public_tests": [{"name": t.name or "", "code": t.code} for t in spec.public_tests],
-            "hidden_tests": [{"name": t.name or "", "code": t.code} for t in spec.hidden_tests],
-            "golden": task.golden_solution.get(lang, ""),
-        }
-    return {**{k: getattr(task, k) or "" for k in BASIC}, "tags": list(task.tags),
-            "common_prompt": task.task.common_prompt, "languages": langs}
+    langs = {lang: _language_fields(task, lang) for lang in task.code_languages()}
+    return {**{k: getattr(task, k) or "" for k in BASIC}, "mode": task.mode,
+            "release_date": task.release_date.isoformat() if task.release_date else "",
+            "time_limit_s": _number(task.time_limit_s),
+            "tags": list(task.tags), "listed_languages": list(task.languages),
+            "available_parameters": list(task.available_parameters or []),
+            "available_criteria": list(task.available_criteria or []),
+            "common_prompt": task.task.common_prompt, "llm_judge_prompt": task.llm_judge_prompt or "",
+            "languages": langs}
+
+
+def split_list(text: str) -> list[str]:
+    """A comma-separated list as typed in a field."""
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def unique_name(names: list[str], base: str) -> str:
+    """``base``, or ``base-2``, ``base-3``... : the first not in ``names``."""
+    taken = set(names)
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
 
 
 def _yaml() -> YAML:
@@ -111,7 +156,55 @@ def _child(node: CommentedMap, key: str) -> CommentedMap:
     return cast(CommentedMap, node[key])
 
 
-def _tests(spec: CommentedMap, key: str, tests: list[dict[str, str]]) -> None:
+def _set_exact(node: CommentedMap, key: str, new: str | None) -> None:
+    """Set ``node[key]`` to ``new`` (an empty text too: a stdin may be empty); None removes it."""
+    old = node.get(key)
+    if new is None:
+        node.pop(key, None)
+    elif not (isinstance(old, str) and old == new):
+        node[key] = _scalar(old, new)
+
+
+def _parse_date(text: str) -> Any:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return text  # kept as written: validation says what is wrong with it
+
+
+def _parse_number(text: str) -> Any:
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return int(number) if number.is_integer() and "." not in text else number
+
+
+def _set_typed(node: CommentedMap, key: str, text: str) -> None:
+    """Set a date or a number from its text; an unchanged value keeps its exact form."""
+    old = node.get(key)
+    new = (_parse_date if key == "release_date" else _parse_number)(text.strip())
+    if old is not None and (str(old) == text.strip() or (type(old) is not bool and old == new)):
+        return
+    if not text.strip():
+        node.pop(key, None)
+        return
+    node[key] = new
+
+
+def _test_item(test: dict[str, Any]) -> CommentedMap:
+    item = CommentedMap()
+    if test.get("name"):
+        item["name"] = test["name"]
+    if test.get("stdin") is not None or test.get("stdout") is not None:
+        item["stdin"] = _scalar(None, test.get("stdin") or "")
+        item["stdout"] = _scalar(None, test.get("stdout") or "")
+    else:
+        item["code"] = _scalar(None, test.get("code") or "")
+    return item
+
+
+def _tests(spec: CommentedMap, key: str, tests: list[dict[str, Any]]) -> None:
     old = spec.get(key)
     if not isinstance(old, CommentedSeq):
         if not tests:
@@ -120,53 +213,70 @@ def _tests(spec: CommentedMap, key: str, tests: list[dict[str, str]]) -> None:
         spec[key] = old
     for i, test in enumerate(tests):
         if i >= len(old) or not isinstance(old[i], CommentedMap):
-            item = CommentedMap()
-            if test.get("name"):
-                item["name"] = test["name"]
-            item["code"] = _scalar(None, test["code"])
             if i >= len(old):
-                old.append(item)
+                old.append(_test_item(test))
             else:
-                old[i] = item
+                old[i] = _test_item(test)
             continue
         _set(old[i], "name", test.get("name") or "")
-        _set(old[i], "code", test["code"])
+        stdio = test.get("stdin") is not None or test.get("stdout") is not None
+        _set(old[i], "code", "" if stdio else test.get("code") or "")
+        _set_exact(old[i], "stdin", (test.get("stdin") or "") if stdio else None)
+        _set_exact(old[i], "stdout", (test.get("stdout") or "") if stdio else None)
         if "name" in old[i] and next(iter(old[i])) != "name":  # a name added: keep it first
-            old[i].move_to_end("code")
+            for k in [k for k in old[i] if k != "name"]:
+                old[i].move_to_end(k)
     del old[len(tests):]
     if not tests:
         spec.pop(key, None)
+
+
+def _language(task: CommentedMap, lang: str, spec_fields: dict[str, Any]) -> None:
+    body = _child(task, "task")
+    specific = body.get("languages_specific")
+    if not isinstance(specific, CommentedMap):
+        body["languages_specific"] = specific = CommentedMap()
+    spec = specific.get(lang)
+    if not isinstance(spec, CommentedMap):
+        specific[lang] = spec = CommentedMap()
+    _set(spec, "description", spec_fields.get("description", DEFAULT_DESCRIPTION), DEFAULT_DESCRIPTION)
+    for key in LANG_TEXT:
+        if key in spec_fields:
+            _set(spec, key, spec_fields[key] or "")
+    if "stop" in spec_fields:
+        _set(spec, "stop", list(spec_fields["stop"]))
+    for key in ("public_tests", "hidden_tests"):
+        if key in spec_fields:
+            _tests(spec, key, list(spec_fields[key]))
+    if "golden" in spec_fields:
+        golden = task.get("golden_solution")
+        if not isinstance(golden, CommentedMap):
+            if not spec_fields["golden"]:
+                return
+            task["golden_solution"] = golden = CommentedMap()
+        _set(golden, lang, spec_fields["golden"])
 
 
 def _apply(task: CommentedMap, fields: Fields) -> None:
     for k in BASIC:
         if k in fields:
             _set(task, k, fields[k])
-    if "tags" in fields:
-        _set(task, "tags", list(fields["tags"]))
-    langs: dict[str, Any] = fields.get("languages") or {}
+    if "mode" in fields:
+        _set(task, "mode", fields["mode"] or "instruct", "instruct")
+    for k in ("release_date", "time_limit_s"):
+        if k in fields:
+            _set_typed(task, k, str(fields[k] or ""))
+    for k in LISTS:
+        if k in fields:
+            _set(task, LIST_KEYS.get(k, k), list(fields[k] or []))
     body = task.get("task")
     if "common_prompt" in fields and (isinstance(body, CommentedMap) or fields["common_prompt"]):
         _set(_child(task, "task"), "common_prompt", fields["common_prompt"])
+    if "llm_judge_prompt" in fields:
+        _set(task, "llm_judge_prompt", fields["llm_judge_prompt"] or "")
+    langs: dict[str, Any] = fields.get("languages") or {}
     for lang, spec_fields in langs.items():
-        body = _child(task, "task")
-        specific = body.get("languages_specific")
-        if not isinstance(specific, CommentedMap):
-            body["languages_specific"] = specific = CommentedMap()
-        spec = specific.get(lang)
-        if not isinstance(spec, CommentedMap):
-            specific[lang] = spec = CommentedMap()
-        _set(spec, "description", spec_fields.get("description", DEFAULT_DESCRIPTION), DEFAULT_DESCRIPTION)
-        for key in ("public_tests", "hidden_tests"):
-            if key in spec_fields:
-                _tests(spec, key, list(spec_fields[key]))
-        if "golden" in spec_fields:
-            golden = task.get("golden_solution")
-            if not isinstance(golden, CommentedMap):
-                if not spec_fields["golden"]:
-                    continue
-                task["golden_solution"] = golden = CommentedMap()
-            _set(golden, lang, spec_fields["golden"])
+        _language(task, lang, spec_fields)
 
 
 def _dump(data: Any) -> str:
@@ -214,24 +324,170 @@ def edit_task(text: str, file: str, index: int, fields: Fields) -> str:
     return spliced if same else whole
 
 
-def _splice(text: str, root: CommentedMap, tasks: CommentedSeq, index: int) -> str:
-    lines = text.splitlines(keepends=True)
-    start = tasks.lc.item(index)[0]  # the line of the task's first key (its "- ")
+def _bounds(lines: list[str], root: CommentedMap, tasks: CommentedSeq, index: int) -> tuple[int, int]:
+    """The first line of task ``index`` (its ``- ``) and the line after its block (0-based)."""
+    start = tasks.lc.item(index)[0]
     if index + 1 < len(tasks):
         end = tasks.lc.item(index + 1)[0]
     else:
         keys = list(root)
         after = keys[keys.index("tasks") + 1:]
         end = root.lc.key(after[0])[0] if after else len(lines)
-    dash = lines[start].index("-")
+    return start, end
+
+
+def _block(task: CommentedMap, dash: int) -> str:
+    """``task`` as one item of the tasks list, its ``-`` at column ``dash``."""
     single = CommentedMap()
-    single["tasks"] = CommentedSeq([tasks[index]])
+    single["tasks"] = CommentedSeq([task])
     block = _dump(single).split("\n", 1)[1]
     made = len(block) - len(block.lstrip(" "))
     block = _indent(block, dash - made)
-    if end < len(lines) and not block.endswith("\n"):
-        block += "\n"
+    return block if block.endswith("\n") else block + "\n"
+
+
+def _splice(text: str, root: CommentedMap, tasks: CommentedSeq, index: int) -> str:
+    lines = text.splitlines(keepends=True)
+    start, end = _bounds(lines, root, tasks, index)
+    block = _block(tasks[index], lines[start].index("-"))
+    if end >= len(lines):
+        block = block.rstrip("\n") + ("\n" if text.endswith("\n") else "")
     return "".join(lines[:start]) + block + "".join(lines[end:])
+
+
+def _load_tasks(text: str, file: str) -> tuple[yamldoc.Document, CommentedMap, CommentedSeq]:
+    """The document, its round-trip root and its tasks list (block style).
+
+    Raises:
+        InputError: ``text`` is not YAML or has no tasks list to edit.
+    """
+    doc = yamldoc.parse_text(text, file)
+    root = _yaml().load(text)
+    tasks = root.get("tasks") if isinstance(root, CommentedMap) else None
+    if isinstance(root, CommentedMap) and tasks is None:
+        root["tasks"] = tasks = CommentedSeq()
+    if not isinstance(tasks, CommentedSeq):
+        raise InputError([doc.problem(("tasks",), "the file has no list of tasks to edit",
+                                      hint="write 'tasks:' followed by '- name: ...' items")])
+    return doc, root, tasks
+
+
+def _meaning(text: str, file: str) -> Any:
+    data = yamldoc.parse_text(text, file).data
+    if isinstance(data, dict) and data.get("tasks") is None:
+        data = {**data, "tasks": []}
+    return data
+
+
+def _checked(spliced: str, root: CommentedMap, file: str) -> str:
+    """``spliced`` when it means what the whole re-emitted ``root`` means, else the latter."""
+    whole = _dump(root)
+    try:
+        return spliced if _meaning(spliced, file) == _meaning(whole, file) else whole
+    except InputError:
+        return whole
+
+
+def _task_lines(text: str, root: CommentedMap, tasks: CommentedSeq) -> bool:
+    """Whether the tasks list is written as block items whose lines can be cut and pasted."""
+    try:
+        return bool(len(tasks)) and not tasks.fa.flow_style() and \
+            text.splitlines()[tasks.lc.item(0)[0]].lstrip().startswith("-")
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return False
+
+
+def insert_task(text: str, file: str, position: int, task: CommentedMap) -> str:
+    """``text`` with ``task`` inserted at ``position`` of its tasks; the other lines are kept.
+
+    Raises:
+        InputError: ``text`` is not YAML or has no tasks list.
+    """
+    _, root, tasks = _load_tasks(text, file)
+    position = max(0, min(position, len(tasks)))
+    can_splice = _task_lines(text, root, tasks)
+    lines = text.splitlines(keepends=True)
+    if can_splice:
+        ref = min(position, len(tasks) - 1)
+        start, end = _bounds(lines, root, tasks, ref)
+        at = start if position < len(tasks) else end
+        dash = lines[start].index("-")
+    tasks.insert(position, task)
+    if not can_splice:
+        return _dump(root)
+    if at > 0 and not lines[at - 1].endswith("\n"):
+        lines[at - 1] += "\n"
+    spliced = "".join(lines[:at]) + _block(task, dash) + "".join(lines[at:])
+    return _checked(spliced, root, file)
+
+
+def delete_task(text: str, file: str, index: int) -> str:
+    """``text`` without task ``index``; the other lines are kept.
+
+    Raises:
+        InputError: ``text`` is not YAML or has no task ``index``.
+    """
+    doc, root, tasks = _load_tasks(text, file)
+    if not 0 <= index < len(tasks):
+        raise InputError([doc.problem(("tasks",), f"no task {index} to delete", hint="reload the file")])
+    can_splice = _task_lines(text, root, tasks)
+    lines = text.splitlines(keepends=True)
+    if can_splice:
+        start, end = _bounds(lines, root, tasks, index)
+    del tasks[index]
+    if not can_splice:
+        return _dump(root)
+    return _checked("".join(lines[:start]) + "".join(lines[end:]), root, file)
+
+
+def duplicate_task(text: str, file: str, index: int) -> tuple[str, str]:
+    """``text`` with a copy of task ``index`` right after it, under a new unique name; the
+    new text and that name.
+
+    Raises:
+        InputError: ``text`` is not YAML or has no task ``index``.
+    """
+    doc, _, tasks = _load_tasks(text, file)
+    if not 0 <= index < len(tasks) or not isinstance(tasks[index], CommentedMap):
+        raise InputError([doc.problem(("tasks",), f"no task {index} to copy", hint="reload the file")])
+    names = [str(t.get("name")) for t in tasks if isinstance(t, CommentedMap)]
+    name = unique_name(names, f"{tasks[index].get('name')}-copy")
+    copy = _yaml().load(_dump(CommentedSeq([tasks[index]])))[0]
+    copy["name"] = name
+    return insert_task(text, file, index + 1, copy), name
+
+
+def new_task(text: str, file: str) -> tuple[str, str]:
+    """``text`` with a small valid task (a Python function, a test, its golden solution) at the
+    end, under a new unique name; the new text and that name.
+
+    Raises:
+        InputError: ``text`` is not YAML or has no tasks list.
+    """
+    _, _, tasks = _load_tasks(text, file)
+    name = unique_name([str(t.get("name")) for t in tasks if isinstance(t, CommentedMap)], "new-task")
+    task = _yaml().load(NEW_TASK)
+    task["name"] = name
+    return insert_task(text, file, len(tasks), task), name
+
+
+NEW_TASK = """\
+name: new-task
+difficulty: easy
+languages: [python]
+task:
+  common_prompt: Write a function solve(x) in ${language} that returns x unchanged.
+  languages_specific:
+    python:
+      entry_point: solve
+      public_tests:
+        - code: assert solve(1) == 1
+golden_solution:
+  python: |
+    def solve(x):
+        return x
+"""
+"""The task "add a task" starts from (under a unique name)."""
 
 
 # -- running a golden solution -------------------------------------------------------------------
@@ -303,9 +559,517 @@ def run_golden(service: Service, rel: str, text: str, task_name: str, language: 
 
 # -- the page ------------------------------------------------------------------------------------
 
+CODE_SHORT = "w-full border h-24"
+CODE_MEDIUM = "w-full border h-48"
+CODE_TALL = "w-full border h-80"
+CODE_FULL = "w-full border h-[60vh]"
+"""A code editor's box, by the lines it starts with: CodeMirror fills its box and scrolls inside
+it, so its line numbers stay beside their lines and nothing spills out."""
+FIELD = "w-44"
+LIST_FIELD = "w-64"
+MODES = ["instruct", "complete"]
+_TASK_PATH = re.compile(r"^tasks\[(\d+)\]")
+
 
 def _problems_text(problems: list[Problem]) -> list[str]:
     return [p.render() for p in problems]
+
+
+def escape(text: str) -> str:
+    """``text`` on one line: a backslash, a newline and a tab written as ``\\\\``, ``\\n``, ``\\t``."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
+
+
+def unescape(text: str) -> str:
+    """The text :func:`escape` wrote (any other backslash is kept as it is)."""
+    out: list[str] = []
+    chars = iter(text)
+    for c in chars:
+        if c != "\\":
+            out.append(c)
+            continue
+        nxt = next(chars, "")
+        out.append({"n": "\n", "t": "\t", "\\": "\\"}.get(nxt, "\\" + nxt))
+    return "".join(out)
+
+
+def task_of(problem_: Problem) -> int | None:
+    """The index of the task a problem is about (its path ``tasks[i]...``), or None."""
+    m = _TASK_PATH.match(problem_.path or "")
+    return int(m.group(1)) if m else None
+
+
+def _language_of(problem_: Problem) -> str | None:
+    m = re.search(r"\.languages_specific\.([^.\[]+)", problem_.path or "")
+    g = re.search(r"^tasks\[\d+\]\.golden_solution\.([^.\[]+)", problem_.path or "")
+    return m.group(1) if m else g.group(1) if g else None
+
+
+def _new_language() -> dict[str, Any]:
+    return {"description": DEFAULT_DESCRIPTION, **dict.fromkeys(LANG_TEXT, ""), "stop": [],
+            "public_tests": [], "hidden_tests": [], "golden": ""}
+
+
+class TaskPage:
+    """The editor of one task source: its state (the file's text and version, the edited fields
+    of each task, the problems last found) and the parts of the page drawn from it."""
+
+    def __init__(self, service: Service, access: Access | None, path: str, text: str, etag: str,
+                 source: TaskSource) -> None:
+        self.service, self.access, self.path = service, access, path
+        self.text, self.etag, self.source = text, etag, source
+        self.edits: dict[int, Fields] = {}
+        self.problems: list[Problem] = []
+        self.selected: int | None = None
+        self.language: str | None = None
+
+    # -- state ------------------------------------------------------------------------------------
+
+    def fields(self, i: int) -> Fields:
+        if i not in self.edits:
+            self.edits[i] = task_fields(self.source.tasks[i])
+        return self.edits[i]
+
+    def edited_text(self) -> str:
+        text = self.text
+        for i, f in sorted(self.edits.items()):
+            if f != task_fields(self.source.tasks[i]):  # an unchanged task is left as it is
+                text = edit_task(text, self.path, i, f)
+        return text
+
+    def options(self, attr: str) -> list[str]:
+        tasks = self.source.tasks
+        if attr == "language":
+            return sorted({lang for t in tasks for lang in t.code_languages()})
+        return sorted({str(getattr(t, attr)) for t in tasks if getattr(t, attr)})
+
+    # -- the page ---------------------------------------------------------------------------------
+
+    def build(self, root: Any) -> None:
+        from nicegui import ui
+
+        with root:
+            with ui.row().classes("items-center gap-2"):
+                testid(ui.button("Save", on_click=self.save), "save")
+                testid(ui.button("Validate", on_click=self.validate).props("outline"), "validate")
+                testid(ui.button("Add a task", on_click=self.add).props("outline"), "add-task")
+                ui.label("Save writes every change into the file; other tasks keep their text") \
+                    .classes("text-xs text-slate-500")
+            self.messages = testid(ui.column().classes("w-full gap-1"), "problems")
+            self.delete_dialog()
+        with root, ui.row().classes("w-full no-wrap items-start gap-6"):
+            with ui.column().classes("w-72 shrink-0 gap-1"):
+                self.name_box = testid(ui.input("name contains").props("clearable").classes("w-full"),
+                                       "filter-name")
+                self.pickers = {attr: testid(ui.select(self.options(attr), label=attr, clearable=True)
+                                             .classes("w-full"), f"filter-{attr}")
+                                for attr in ("difficulty", "area", "language")}
+                self.count = testid(ui.label().classes("text-xs"), "task-count")
+                self.listing = ui.column().classes("w-full gap-0")
+            self.editor = ui.column().classes("grow min-w-0 gap-3")
+        self.name_box.on_value_change(lambda _e: self.show_list())
+        for picker in self.pickers.values():
+            picker.on_value_change(lambda _e: self.show_list())
+        self.show_list()
+        if self.source.tasks:
+            self.select(0)
+
+    def _shown(self, t: Task) -> bool:
+        wanted = (self.name_box.value or "").lower()
+        p = {k: v.value for k, v in self.pickers.items()}
+        return not ((wanted and wanted not in t.name.lower())
+                    or (p["difficulty"] and t.difficulty != p["difficulty"])
+                    or (p["area"] and t.area != p["area"])
+                    or (p["language"] and p["language"] not in t.code_languages()))
+
+    def show_list(self) -> None:
+        from nicegui import ui
+
+        self.listing.clear()
+        counts: dict[int, int] = {}
+        for p in self.problems:
+            i = task_of(p)
+            if i is not None and p.severity == "error":
+                counts[i] = counts.get(i, 0) + 1
+        shown = 0
+        with self.listing:
+            for i, t in enumerate(self.source.tasks):
+                if not self._shown(t):
+                    continue
+                shown += 1
+                chosen = self.selected == i
+                label = f"{t.name}  ({t.difficulty or '-'}, {t.area or '-'})"
+                if counts.get(i):
+                    label += f"  [{counts[i]} problem(s)]"
+                testid(ui.button(label, on_click=lambda _e, i=i: self.select(i))
+                       .props("flat no-caps align=left " + ("color=primary" if chosen else "color=grey-9"))
+                       .classes("w-full" + (" text-red-700" if counts.get(i) else "")), f"task-{t.name}")
+        self.count.text = f"{shown} of {len(self.source.tasks)} tasks"
+
+    def select(self, i: int) -> None:
+        if self.selected != i:
+            self.language = None
+        self.selected = i
+        self.show_list()
+        self.show_task()
+
+    # -- one task ---------------------------------------------------------------------------------
+
+    def show_task(self) -> None:
+        from nicegui import ui
+
+        self.editor.clear()
+        i = self.selected
+        if i is None or i >= len(self.source.tasks):
+            return
+        f = self.fields(i)
+        with self.editor:
+            with ui.row().classes("w-full items-center gap-2"):
+                ui.label(f"Task {i + 1}: {self.source.tasks[i].name}").classes("text-lg font-medium grow")
+                testid(ui.button("Duplicate", on_click=lambda: self.duplicate(i)).props("outline dense"),
+                       "duplicate-task")
+                testid(ui.button("Delete", on_click=lambda: self.confirm_delete(i))
+                       .props("outline dense color=red"), "delete-task")
+            with testid(ui.column().classes("w-full gap-1"), "task-problems"):
+                for p in self.problems:
+                    if task_of(p) == i and _language_of(p) is None:
+                        problem(p.render())
+            self.basic_fields(f)
+            ui.label("Common prompt").classes("text-lg")
+            self.code_editor(f, "common_prompt", None, "common-prompt")
+            ui.label("LLM judge prompt (optional)").classes("text-lg")
+            self.code_editor(f, "llm_judge_prompt", None, "judge-prompt")
+            self.language_tabs(i, f)
+
+    def basic_fields(self, f: Fields) -> None:
+        from nicegui import ui
+
+        with ui.row().classes("w-full gap-2"):
+            for k in BASIC:
+                self.bind_text(f, k, testid(ui.input(k, value=f[k]).classes(FIELD), f"field-{k}"))
+            mode = testid(ui.select(MODES, label="mode", value=f["mode"] or "instruct").classes(FIELD),
+                          "field-mode")
+            mode.on_value_change(lambda e: f.__setitem__("mode", e.value or "instruct"))
+            self.bind_text(f, "release_date", testid(ui.input("release_date (YYYY-MM-DD)", value=f["release_date"])
+                                                     .classes(FIELD), "field-release_date"))
+            self.bind_text(f, "time_limit_s", testid(ui.input("time_limit_s", value=f["time_limit_s"])
+                                                     .classes(FIELD), "field-time_limit_s"))
+        with ui.row().classes("w-full gap-2"):
+            for k, title in (("tags", "tags"), ("listed_languages", "languages"),
+                             ("available_parameters", "available_parameters"),
+                             ("available_criteria", "available_criteria")):
+                box = testid(ui.input(f"{title} (comma separated)", value=", ".join(f[k])).classes(LIST_FIELD),
+                             f"field-{k}")
+                box.on_value_change(lambda e, k=k: f.__setitem__(k, split_list(e.value or "")))
+            testid(ui.button("show languages", on_click=lambda: self.add_languages(f)).props("flat dense"),
+                   "apply-languages")
+
+    def add_languages(self, f: Fields) -> None:
+        """Give every language listed in ``languages`` a tab (a new one starts empty)."""
+        langs: dict[str, Any] = f["languages"]
+        for lang in f["listed_languages"]:
+            langs.setdefault(lang, _new_language())
+        self.show_task()
+
+    def language_tabs(self, i: int, f: Fields) -> None:
+        """One tab per language; only the chosen tab's editors exist, each made while visible
+        (CodeMirror measures its lines when it is made: one made in a hidden panel drifts)."""
+        from nicegui import ui
+
+        langs: dict[str, Any] = f["languages"]
+        if not langs:
+            ui.label("the task names no language: list some in 'languages' and press 'show languages'") \
+                .classes("text-amber-700")
+            return
+        if self.language not in langs:
+            self.language = next(iter(langs))
+        with ui.tabs(value=cast(Any, self.language)).classes("w-full") as tabs:
+            for lang in langs:
+                testid(ui.tab(lang), f"lang-{lang}")
+        panel = ui.column().classes("w-full gap-2")
+
+        def change(e: Any) -> None:
+            self.language = str(e.value)
+            self.language_panel(panel, i, self.language, langs[self.language])
+
+        tabs.on_value_change(change)
+        self.language_panel(panel, i, self.language, langs[self.language])
+
+    def language_panel(self, panel: Any, i: int, lang: str, spec: dict[str, Any]) -> None:
+        from nicegui import ui
+
+        panel.clear()
+        with panel:
+            with testid(ui.column().classes("w-full gap-1"), f"lang-problems-{lang}"):
+                for p in self.problems:
+                    if task_of(p) == i and _language_of(p) == lang:
+                        problem(p.render())
+            ui.label(f"Description ({lang})").classes("text-lg")
+            self.code_editor(spec, "description", None, f"description-{lang}")
+            with ui.row().classes("w-full gap-2"):
+                self.bind_text(spec, "entry_point", testid(ui.input("entry_point", value=spec["entry_point"])
+                                                           .classes(FIELD), f"field-{lang}-entry_point"))
+                stop = testid(ui.input("stop sequences (comma separated, \\n for a newline)",
+                                       value=", ".join(escape(s) for s in spec["stop"])).classes("w-96"),
+                              f"field-{lang}-stop")
+                stop.on_value_change(lambda e: spec.__setitem__(
+                    "stop", [unescape(s) for s in split_list(e.value or "")]))
+                suffix = testid(ui.input("completion_suffix (\\n for a newline)",
+                                         value=escape(spec["completion_suffix"])).classes(LIST_FIELD),
+                                f"field-{lang}-completion_suffix")
+                suffix.on_value_change(lambda e: spec.__setitem__("completion_suffix", unescape(e.value or "")))
+            ui.label("Test prelude (run before every test case)").classes("text-base")
+            self.code_editor(spec, "test_prelude", lang, f"prelude-{lang}")
+            ui.label("Solution header (placed before the solution)").classes("text-base")
+            self.code_editor(spec, "solution_header", lang, f"header-{lang}")
+            for key, title in (("public_tests", "Public tests"), ("hidden_tests", "Hidden tests")):
+                ui.label(title).classes("text-lg")
+                self.tests_box(ui.column().classes("w-full gap-2"), spec, key, lang)
+            ui.label(f"Golden solution ({lang})").classes("text-lg")
+            self.code_editor(spec, "golden", lang, f"golden-{lang}")
+            self.golden_runner(i, lang)
+
+    def tests_box(self, box: Any, spec: dict[str, Any], key: str, lang: str) -> None:
+        from nicegui import ui
+
+        box.clear()
+        kind = key.split("_")[0]
+        tests: list[dict[str, Any]] = spec[key]
+
+        def remove(n: int) -> None:
+            tests.pop(n)
+            self.tests_box(box, spec, key, lang)
+
+        def add(stdio: bool) -> None:
+            tests.append({"name": "", "code": "", "stdin": "" if stdio else None, "stdout": "" if stdio else None})
+            self.tests_box(box, spec, key, lang)
+
+        with box:
+            for n, test in enumerate(tests):
+                with ui.card().classes("w-full p-2 gap-2"):
+                    self.test_case(test, f"{kind}-{lang}-{n}", lang, lambda n=n: remove(n))
+            with ui.row().classes("gap-2"):
+                testid(ui.button("add a test", on_click=lambda: add(False)).props("flat dense"),
+                       f"add-{kind}-{lang}")
+                testid(ui.button("add a stdin/stdout test", on_click=lambda: add(True)).props("flat dense"),
+                       f"add-{kind}-stdio-{lang}")
+
+    def test_case(self, test: dict[str, Any], tag: str, lang: str, remove: Any) -> None:
+        from nicegui import ui
+
+        stdio = test.get("stdin") is not None or test.get("stdout") is not None
+        with ui.row().classes("w-full items-center gap-2"):
+            self.bind_text(test, "name", testid(ui.input("name", value=test["name"]).classes("w-64")
+                                                .props("dense"), f"{tag}-name"))
+            ui.label("stdin/stdout case" if stdio else "code case").classes("text-xs text-slate-500")
+            testid(ui.button("remove", on_click=remove).props("flat dense color=red"), f"{tag}-remove")
+        if not stdio:
+            self.code_editor(test, "code", lang, tag)
+            return
+        with ui.row().classes("w-full no-wrap gap-2"):
+            for key in ("stdin", "stdout"):
+                area = testid(ui.textarea(key, value=test.get(key) or "").classes("grow font-mono")
+                              .props("outlined autogrow"), f"{tag}-{key}")
+                area.on_value_change(lambda e, key=key: test.__setitem__(key, e.value or ""))
+
+    def golden_runner(self, i: int, lang: str) -> None:
+        """The "Run golden solution" button below the golden solution's editor, its result below it."""
+        from nicegui import ui
+
+        with ui.row().classes("w-full items-center gap-2"):
+            run_button = testid(ui.button("Run golden solution").props("outline"), f"run-golden-{lang}")
+            ui.label("runs the task as edited through the pipeline of 'validate --golden'") \
+                .classes("text-xs text-slate-500")
+        results = testid(ui.column().classes("w-full gap-1"), f"golden-results-{lang}")
+        run_button.on_click(lambda: self.run_golden(i, lang, results))
+
+    async def run_golden(self, i: int, lang: str, results: Any) -> None:
+        from nicegui import run, ui
+
+        results.clear()
+        with results:
+            ui.label("running...").classes("text-slate-500")
+        name = str(self.fields(i)["name"] or self.source.tasks[i].name)
+        try:
+            done = await run.io_bound(lambda: run_golden(self.service, self.path, self.edited_text(), name, lang))
+            if done is None:
+                return
+            outcome, cases = done
+        except InputError as e:
+            results.clear()
+            with results:
+                for line in _problems_text(e.problems):
+                    problem(line)
+            return
+        except UserError as e:
+            results.clear()
+            with results:
+                problem(str(e))
+            return
+        results.clear()
+        with results:
+            testid(ui.label(f"golden solution: {outcome.upper()}")
+                   .classes("text-lg " + ("text-green-700" if outcome == "pass" else "text-red-700")),
+                   "golden-outcome")
+            for c in cases:
+                ok = c.status == "pass"
+                where = f" (line {c.line})" if c.line else ""
+                testid(ui.label(f"{'PASS' if ok else c.status.upper()}  {c.test_case}{where}"
+                                + (f": {c.error}" if c.error and not ok else ""))
+                       .classes("font-mono break-all " + ("text-green-700" if ok else "text-red-700")),
+                       f"case-{c.test_case}")
+
+    @staticmethod
+    def bind_text(target: dict[str, Any], key: str, element: Any) -> None:
+        element.on_value_change(lambda e: target.__setitem__(key, e.value or ""))
+
+    def code_editor(self, target: dict[str, Any], key: str, lang: str | None, tag: str) -> None:
+        """A code editor of ``target[key]``, its box as tall as its first text needs (up to
+        60% of the window; it scrolls inside beyond that)."""
+        from nicegui import ui
+
+        text = str(target.get(key) or "")
+        n = text.count("\n") + 1
+        cm = ui.codemirror(text, language=cast(Any, CODEMIRROR_LANGUAGE.get(lang or "", "Markdown"))) \
+            .classes(CODE_SHORT if n <= 3 else CODE_MEDIUM if n <= 8 else CODE_TALL if n <= 16 else CODE_FULL)
+        testid(cm, tag)
+        self.bind_text(target, key, cm)
+
+    # -- changes of the whole file ----------------------------------------------------------------
+
+    def say(self, lines: list[str], ok: str | None = None) -> None:
+        from nicegui import ui
+
+        self.messages.clear()
+        with self.messages:
+            if ok is not None:
+                testid(ui.label(ok).classes("text-green-700"), "pending")
+            for line in lines:
+                problem(line)
+
+    def _changed(self, change: Any) -> tuple[str, Any, TaskSource]:
+        text, select = change(self.edited_text())
+        return text, select, TaskSource.model_validate(yamldoc.parse_text(text, self.path).data)
+
+    async def restructure(self, change: Any, message: str) -> None:
+        """Apply ``change`` (edited text -> (new text, task to select)) to the tasks as edited
+        (in a thread: a big file takes a while); the file is written by Save."""
+        from nicegui import run
+
+        try:
+            done = await run.io_bound(self._changed, change)
+            if done is None:  # the server is stopping
+                return
+            text, select, source = done
+        except InputError as e:
+            self.say(_problems_text(e.problems))
+            return
+        except ValueError:  # a field as edited is not valid: show where, change nothing
+            await self.validate()
+            with self.messages:
+                problem("fix these problems first: the tasks were not changed")
+            return
+        self.text, self.source, self.edits, self.problems = text, source, {}, []
+        self.selected = None
+        names = [t.name for t in source.tasks]
+        self.show_list()
+        if names:
+            self.select(names.index(select) if select in names else min(max(int(select), 0), len(names) - 1)
+                        if isinstance(select, int) else 0)
+        else:
+            self.editor.clear()
+        self.say([], f"{message} (not saved yet: Save writes it)")
+
+    async def add(self) -> None:
+        await self.restructure(lambda text: new_task(text, self.path), "added a task")
+
+    async def duplicate(self, i: int) -> None:
+        await self.restructure(lambda text: duplicate_task(text, self.path, i), "duplicated the task")
+
+    def delete_dialog(self) -> None:
+        """The question asked before a task is deleted (made once, opened for each task)."""
+        from nicegui import ui
+
+        self.deleting: int | None = None
+        with ui.dialog() as self.dialog, ui.card():
+            ui.label("Delete this task? Save then removes it from the file.")
+            self.delete_name = testid(ui.label("").classes("font-mono font-medium"), "delete-name")
+            with ui.row():
+                testid(ui.button("Delete", on_click=self.delete).props("color=red"), "confirm-delete")
+                testid(ui.button("Cancel", on_click=self.dialog.close).props("flat"), "cancel-delete")
+
+    def confirm_delete(self, i: int) -> None:
+        self.deleting = i
+        self.delete_name.text = self.source.tasks[i].name
+        self.dialog.open()
+
+    async def delete(self) -> None:
+        self.dialog.close()
+        i = self.deleting
+        if i is None or i >= len(self.source.tasks):
+            return
+        name = self.source.tasks[i].name
+        await self.restructure(lambda text: (delete_task(text, self.path, i), i), f"deleted {name}")
+
+    def show_problems(self, problems: list[Problem]) -> None:
+        """``problems`` listed at the top, and each beside the task (and language) it is about."""
+        self.problems = problems
+        errors = [p for p in problems if p.severity == "error"]
+        self.say(_problems_text([p for p in problems if task_of(p) is None or p.severity != "error"]))
+        with self.messages:
+            from nicegui import ui
+
+            testid(ui.label(f"{len(errors)} problem(s)" if errors else "no problems")
+                   .classes("text-red-700" if errors else "text-green-700"), "problem-count")
+        self.show_list()
+        self.show_task()
+
+    async def validate(self) -> None:
+        from nicegui import run
+
+        try:
+            problems = await run.io_bound(lambda: self.service.check_text(self.path, self.edited_text(), KIND))
+        except InputError as e:
+            problems = list(e.problems)
+        except UserError as e:
+            self.say([str(e)])
+            return
+        if problems is not None:
+            self.show_problems(problems)
+
+    async def save(self) -> None:
+        from nicegui import run, ui
+
+        self.messages.clear()
+        if self.access is not None and not self.access.allows("editor"):
+            self.say(["your token may read, not write (an editor's token is needed)"])
+            return
+        try:
+            done = await run.io_bound(lambda: self.service.write_file(self.path, self.edited_text(), KIND,
+                                                                      self.etag))
+            if done is None:
+                return
+            written, warnings = done
+        except InputError as e:
+            self.show_problems(list(e.problems))
+            return
+        except Conflict as e:
+            with self.messages:
+                testid(ui.label(f"412 conflict: {e}").classes("text-red-700"), "conflict")
+                ui.button("Reload (drops your edits)",
+                          on_click=lambda: ui.navigate.to(link_to("/tasks", path=self.path)))
+            return
+        except UserError as e:
+            self.say([str(e)])
+            return
+        self.text, self.etag, self.edits, self.problems = written.text, written.etag, {}, []
+        self.source = TaskSource.model_validate(yamldoc.parse_text(written.text, self.path).data)
+        self.show_list()
+        self.show_task()
+        with self.messages:
+            testid(ui.label("saved").classes("text-green-700"), "saved")
+            for p in warnings:
+                testid(ui.label(p.render()).classes("text-amber-700"), "warning")
 
 
 def register_tasks(service: Service, access: Access | None = None) -> None:
@@ -336,214 +1100,4 @@ def register_tasks(service: Service, access: Access | None = None) -> None:
                 problem(str(e))
                 ui.link("open the raw YAML editor", link_to("/edit", path=path))
             return
-        state: dict[str, Any] = {"text": got.text, "etag": got.etag, "source": source, "selected": None,
-                                 "edits": {}}
-
-        def fields(i: int) -> Fields:
-            edits: dict[int, Fields] = state["edits"]
-            if i not in edits:
-                edits[i] = task_fields(state["source"].tasks[i])
-            return edits[i]
-
-        def edited_text() -> str:
-            text: str = state["text"]
-            for i, f in sorted(state["edits"].items()):
-                text = edit_task(text, path, i, f)
-            return text
-
-        def options(attr: str) -> list[str]:
-            tasks: list[Task] = state["source"].tasks
-            if attr == "language":
-                return sorted({lang for t in tasks for lang in t.code_languages()})
-            return sorted({getattr(t, attr) for t in tasks if getattr(t, attr)})
-
-        with root:
-            save_bar = ui.row().classes("items-center gap-4")
-            messages = ui.column().classes("w-full").props('data-testid="problems"')
-        with root, ui.row().classes("w-full no-wrap items-start gap-6"):
-            with ui.column().classes("w-80 shrink-0 gap-1"):
-                name_box = ui.input("name contains").props('clearable data-testid="filter-name"').classes("w-full")
-                pickers = {attr: testid(ui.select(options(attr), label=attr, clearable=True).classes("w-full"),
-                                        f"filter-{attr}")
-                           for attr in ("difficulty", "area", "language")}
-                count = ui.label().classes("text-xs").props('data-testid="task-count"')
-                listing = ui.column().classes("w-full gap-0")
-            editor = ui.column().classes("grow gap-3")
-
-        def show_list() -> None:
-            wanted = (name_box.value or "").lower()
-            listing.clear()
-            shown = 0
-            with listing:
-                for i, t in enumerate(state["source"].tasks):
-                    if wanted and wanted not in t.name.lower():
-                        continue
-                    if pickers["difficulty"].value and t.difficulty != pickers["difficulty"].value:
-                        continue
-                    if pickers["area"].value and t.area != pickers["area"].value:
-                        continue
-                    if pickers["language"].value and pickers["language"].value not in t.code_languages():
-                        continue
-                    shown += 1
-                    chosen = state["selected"] == i
-                    testid(ui.button(f"{t.name}  ({t.difficulty or '-'}, {t.area or '-'})",
-                                     on_click=lambda _e, i=i: select(i))
-                           .props("flat no-caps align=left " + ("color=primary" if chosen else "color=grey-9"))
-                           .classes("w-full"), f"task-{t.name}")
-            count.text = f"{shown} of {len(state['source'].tasks)} tasks"
-
-        name_box.on_value_change(lambda _e: show_list())
-        for picker in pickers.values():
-            picker.on_value_change(lambda _e: show_list())
-
-        def select(i: int) -> None:
-            state["selected"] = i
-            show_list()
-            show_task()
-
-        def bind_text(target: dict[str, Any], key: str, element: Any) -> None:
-            element.on_value_change(lambda e: target.__setitem__(key, e.value or ""))
-
-        def code_editor(target: dict[str, Any], key: str, lang: str | None, tag: str) -> None:
-            cm = ui.codemirror(str(target.get(key) or ""),
-                               language=cast(Any, CODEMIRROR_LANGUAGE.get(lang or "", "Markdown"))) \
-                .classes("w-full border").style("height: auto; min-height: 2.5rem; max-height: 50vh")
-            testid(cm, tag)
-            bind_text(target, key, cm)
-
-        def show_task() -> None:
-            editor.clear()
-            i = state["selected"]
-            if i is None:
-                return
-            f = fields(i)
-            with editor:
-                with ui.row().classes("w-full gap-2"):
-                    for k in BASIC:
-                        bind_text(f, k, testid(ui.input(k, value=f[k]), f"field-{k}"))
-                    tags = ui.input("tags (comma separated)", value=", ".join(f["tags"])) \
-                        .props('data-testid="field-tags"').classes("w-72")
-                    tags.on_value_change(lambda e: f.__setitem__(
-                        "tags", [t.strip() for t in (e.value or "").split(",") if t.strip()]))
-                ui.label("Common prompt").classes("text-lg")
-                code_editor(f, "common_prompt", None, "common-prompt")
-                langs: dict[str, Any] = f["languages"]
-                if not langs:
-                    ui.label("the task names no language").classes("text-amber-700")
-                    return
-                with ui.tabs().classes("w-full") as tabs:
-                    tab = {lang: testid(ui.tab(lang), f"lang-{lang}") for lang in langs}
-                with ui.tab_panels(tabs, value=next(iter(tab.values()))).classes("w-full"):
-                    for lang, spec in langs.items():
-                        with ui.tab_panel(tab[lang]).classes("gap-2"):
-                            language_panel(i, lang, spec)
-
-        def language_panel(i: int, lang: str, spec: dict[str, Any]) -> None:
-            ui.label(f"Description ({lang})").classes("text-lg")
-            code_editor(spec, "description", None, f"description-{lang}")
-            for key, title in (("public_tests", "Public tests"), ("hidden_tests", "Hidden tests")):
-                ui.label(title).classes("text-lg")
-                box = ui.column().classes("w-full gap-2")
-
-                def draw(key: str = key, box: ui.column = box) -> None:
-                    box.clear()
-                    with box:
-                        for n, test in enumerate(spec[key]):
-                            kind = key.split("_")[0]
-                            with ui.card().classes("w-full p-2"):
-                                with ui.row().classes("items-center gap-2"):
-                                    bind_text(test, "name", testid(ui.input("name", value=test["name"])
-                                                                   .classes("w-64").props("dense"),
-                                                                   f"{kind}-{lang}-{n}-name"))
-                                    ui.button("remove", on_click=lambda _e, n=n, key=key, draw=draw:
-                                              (spec[key].pop(n), draw())).props("flat dense color=red")
-                                code_editor(test, "code", lang, f"{kind}-{lang}-{n}")
-                        ui.button("add a test", on_click=lambda _e, key=key, draw=draw:
-                                  (spec[key].append({"name": "", "code": ""}), draw())).props("flat dense")
-
-                draw()
-            ui.label(f"Golden solution ({lang})").classes("text-lg")
-            code_editor(spec, "golden", lang, f"golden-{lang}")
-            run_button = testid(ui.button("Run golden solution"), f"run-golden-{lang}")
-            results = testid(ui.column().classes("w-full"), f"golden-results-{lang}")
-
-            async def run_it() -> None:
-                results.clear()
-                with results:
-                    ui.label("running...").classes("text-slate-500")
-                name = str(fields(i)["name"] or state["source"].tasks[i].name)
-                try:
-                    text = edited_text()
-                    done = await run.io_bound(run_golden, service, path, text, name, lang)
-                    if done is None:
-                        return
-                    outcome, cases = done
-                except InputError as e:
-                    results.clear()
-                    with results:
-                        for line in _problems_text(e.problems):
-                            problem(line)
-                    return
-                except UserError as e:
-                    results.clear()
-                    with results:
-                        problem(str(e))
-                    return
-                results.clear()
-                with results:
-                    ui.label(f"golden solution: {outcome.upper()}") \
-                        .classes("text-lg " + ("text-green-700" if outcome == "pass" else "text-red-700")) \
-                        .props('data-testid="golden-outcome"')
-                    for c in cases:
-                        ok = c.status == "pass"
-                        where = f" (line {c.line})" if c.line else ""
-                        testid(ui.label(f"{'PASS' if ok else c.status.upper()}  {c.test_case}{where}"
-                                        + (f": {c.error}" if c.error and not ok else ""))
-                               .classes("font-mono " + ("text-green-700" if ok else "text-red-700")),
-                               f"case-{c.test_case}")
-
-            run_button.on_click(run_it)
-
-        async def save() -> None:
-            messages.clear()
-            if access is not None and not access.allows("editor"):
-                with messages:
-                    problem("your token may read, not write (an editor's token is needed)")
-                return
-            try:
-                text = edited_text()
-                done = await run.io_bound(service.write_file, path, text, KIND, state["etag"])
-                if done is None:
-                    return
-                written, warnings = done
-            except InputError as e:
-                with messages:
-                    for line in _problems_text(e.problems):
-                        problem(line)
-                return
-            except Conflict as e:
-                with messages:
-                    ui.label(f"412 conflict: {e}").classes("text-red-700").props('data-testid="conflict"')
-                    ui.button("Reload (drops your edits)", on_click=lambda: ui.navigate.to(link_to("/tasks", path=path)))
-                return
-            except UserError as e:
-                with messages:
-                    problem(str(e))
-                return
-            state.update(text=written.text, etag=written.etag, edits={},
-                         source=TaskSource.model_validate(yamldoc.parse_text(written.text, path).data))
-            with messages:
-                ui.label("saved").classes("text-green-700").props('data-testid="saved"')
-                for p in warnings:
-                    ui.label(p.render()).classes("text-amber-700").props('data-testid="warning"')
-            show_list()
-            show_task()
-
-        with save_bar:
-            ui.button("Save", on_click=save).props('data-testid="save"')
-            ui.label("writes every edited task back into the file; other tasks keep their text") \
-                .classes("text-xs text-slate-500")
-        if state["source"].tasks:
-            state["selected"] = 0
-        show_list()  # once: selecting the first task through select() would build the list twice
-        show_task()
+        TaskPage(service, access, path, got.text, got.etag, source).build(root)
