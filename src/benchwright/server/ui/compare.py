@@ -81,11 +81,16 @@ def _lines(result: dict[str, Any]) -> list[str]:
     return [*paired_lines(shown), summary_line(shown)]
 
 
-def _table(columns: list[tuple[str, str, str]], rows: list[dict[str, Any]], name: str) -> None:
+FLIPS_PAGE = 25
+"""Flipped tasks shown at once (the browser pages through the rest: hundreds of rows slow the page)."""
+
+
+def _table(columns: list[tuple[str, str, str]], rows: list[dict[str, Any]], name: str,
+           page: int | None = None) -> None:
     from nicegui import ui
 
     table = ui.table(columns=[{"name": c, "label": label, "field": c, "align": align} for c, label, align in columns],
-                     rows=rows, row_key="key")
+                     rows=rows, row_key="key", pagination={"rowsPerPage": page} if page else None)
     testid(table.classes("w-full").props("dense flat wrap-cells"), name)
     table.add_slot("body-cell", CELL)
 
@@ -106,7 +111,7 @@ def show_comparison(service: Service, result: dict[str, Any]) -> None:
         testid(ui.label(f"{kind}: {len(result[kind])}").classes("text-lg"), kind)
     if flips:
         _table([("kind", "Flip", "left"), ("task", "Task and model: A -> B passed", "left"),
-                ("a", f"A: {result['run_a']}", "left"), ("b", f"B: {result['run_b']}", "left")], flips, "flips")
+                ("a", f"A: {result['run_a']}", "left"), ("b", f"B: {result['run_b']}", "left")], flips, "flips", FLIPS_PAGE)
 
 
 def register(service: Service, access: Access) -> None:
