@@ -70,8 +70,11 @@ def check_sample_neighbours(page: Page) -> None:
 def check_explorer(page: Page, server: str) -> None:
     page.goto(f"{server}/ui/explorer?run=big")
     count = page.get_by_test_id("explorer-count")
-    expect(count).to_have_text("1-50 of 60 records")
+    expect(count).to_have_text("1-25 of 60 records")
     expect(page.get_by_test_id("previous")).to_be_disabled()
+    page.get_by_test_id("next").click()
+    expect(count).to_have_text("26-50 of 60 records")
+    expect(page.get_by_test_id("next")).to_be_enabled()
     page.get_by_test_id("next").click()
     expect(count).to_have_text("51-60 of 60 records")
     expect(page.get_by_test_id("next")).to_be_disabled()  # never a page past the end

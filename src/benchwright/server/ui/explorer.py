@@ -13,7 +13,7 @@ from benchwright.server.ui.layout import denied, frame
 from benchwright.server.ui.results import CELL, coloured, rel_link, sample_page
 from benchwright.server.ui.text import cell, testid
 
-EXPLORER_PAGE = 50
+EXPLORER_PAGE = 25
 FILTERS = FACETS
 COLUMNS = ("run", "task", "language", "model", "sample", "criterion", "test_case", "verdict", "score", "unit",
            "outcome", "judge_verdict")
