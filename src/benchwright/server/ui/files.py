@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from benchwright.errors import InputError, UserError
-from benchwright.server.service import FOLDERS, Conflict, FileKind, Service
+from benchwright.errors import InputError, Problem, UserError
+from benchwright.server.service import FOLDERS, Conflict, FileKind, FileText, Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame, may_write, problem
 from benchwright.server.ui.text import link_to, testid
@@ -115,43 +116,16 @@ def register(service: Service, access: Access) -> None:
             ui.label("benchwright.yaml: providers, sandbox, limits (environment variable names only, never "
                      "keys). Only an admin may change it.").classes("text-sm text-slate-600")
             got = service.read_settings()
-            state = {"etag": got.etag}
-            editor = testid(ui.codemirror(got.text, language="YAML").classes(CODE_BOX), "settings-editor")
-            problems = testid(ui.column().classes("w-full"), "problems")
 
-            def show(found: list[Any], saved: bool = False) -> None:
-                problems.clear()
+            def allowed(problems: Any) -> bool:
+                if access.allows("admin"):
+                    return True
                 with problems:
-                    if saved:
-                        testid(ui.label("saved").classes("text-green-700"), "saved")
-                    elif not found:
-                        testid(ui.label("no problems").classes("text-green-700"), "no-problems")
-                    for p in found:
-                        testid(ui.label(p.render())
-                               .classes("text-red-700" if p.severity == "error" else "text-amber-700"), "problem")
+                    problem("only an admin's token may change the workspace settings")
+                return False
 
-            def save() -> None:
-                problems.clear()
-                if not access.allows("admin"):
-                    with problems:
-                        problem("only an admin's token may change the workspace settings")
-                    return
-                try:
-                    written, warnings = service.write_settings(editor.value, state["etag"])
-                except InputError as e:
-                    show(e.problems)
-                    return
-                except Conflict as e:
-                    with problems:
-                        problem(str(e))
-                    return
-                state["etag"] = written.etag
-                show(warnings, saved=True)
-
-            with ui.row():
-                testid(ui.button("Validate", on_click=lambda: show(service.check_settings(editor.value))),
-                       "validate")
-                testid(ui.button("Save", on_click=save), "save")
+            yaml_editor(got.text, got.etag, service.check_settings, service.write_settings, allowed,
+                        say_clean=True, name="settings-editor")
 
     @ui.page("/edit")
     def edit_page(path: str) -> None:
@@ -167,39 +141,53 @@ def register(service: Service, access: Access) -> None:
             except UserError as e:
                 ui.label(str(e)).classes("text-red-700")
                 return
-            state = {"etag": got.etag}
-            editor = ui.codemirror(got.text, language="YAML").classes(CODE_BOX)
-            problems = ui.column().classes("w-full").props('data-testid="problems"')
+            yaml_editor(got.text, got.etag, lambda text: service.check_text(path, text, kind),
+                        lambda text, tag: service.write_file(path, text, kind, tag),
+                        lambda problems: may_write(access, problems))
 
-            def show(found: list[Any], saved: bool = False) -> None:
-                problems.clear()
-                with problems:
-                    if saved:
-                        ui.label("saved").classes("text-green-700").props('data-testid="saved"')
-                    for p in found:
-                        ui.label(p.render()).props('data-testid="problem"') \
-                            .classes("text-red-700" if p.severity == "error" else "text-amber-700")
 
-            def check() -> None:
-                show(service.check_text(path, editor.value, kind))
+def yaml_editor(text: str, etag: str, check: Callable[[str], list[Problem]],
+                write: Callable[[str, str | None], tuple[FileText, list[Problem]]],
+                allowed: Callable[[Any], bool], *, say_clean: bool = False,
+                name: str = "yaml-editor") -> None:
+    """A YAML editor with Validate and Save: ``check`` gives the problems of a text, ``write``
+    saves it on the version it was read at (a conflict or a problem is shown, nothing written),
+    ``allowed`` says whether this browser may save (and why not, in the column it is given);
+    with ``say_clean`` a validation that finds nothing says "no problems"; ``name`` is the
+    editor's test id."""
+    from nicegui import ui
 
-            def save() -> None:
-                problems.clear()
-                if not may_write(access, problems):
-                    return
-                try:
-                    written, warnings = service.write_file(path, editor.value, kind, state["etag"])
-                except InputError as e:
-                    show(e.problems)
-                    return
-                except Conflict as e:
-                    problems.clear()
-                    with problems:
-                        problem(str(e))
-                    return
-                state["etag"] = written.etag
-                show(warnings, saved=True)
+    state = {"etag": etag}
+    editor = testid(ui.codemirror(text, language="YAML").classes(CODE_BOX), name)
+    problems = testid(ui.column().classes("w-full"), "problems")
 
-            with ui.row():
-                ui.button("Validate", on_click=check).props('data-testid="validate"')
-                ui.button("Save", on_click=save).props('data-testid="save"')
+    def show(found: list[Problem], saved: bool = False) -> None:
+        problems.clear()
+        with problems:
+            if saved:
+                testid(ui.label("saved").classes("text-green-700"), "saved")
+            elif say_clean and not found:
+                testid(ui.label("no problems").classes("text-green-700"), "no-problems")
+            for p in found:
+                testid(ui.label(p.render())
+                       .classes("text-red-700" if p.severity == "error" else "text-amber-700"), "problem")
+
+    def save() -> None:
+        problems.clear()
+        if not allowed(problems):
+            return
+        try:
+            written, warnings = write(editor.value, state["etag"])
+        except InputError as e:
+            show(e.problems)
+            return
+        except Conflict as e:
+            with problems:
+                problem(str(e))
+            return
+        state["etag"] = written.etag
+        show(warnings, saved=True)
+
+    with ui.row():
+        testid(ui.button("Validate", on_click=lambda: show(check(editor.value))), "validate")
+        testid(ui.button("Save", on_click=save), "save")
