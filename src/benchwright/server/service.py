@@ -180,6 +180,8 @@ class Service:
         self.indexes = RunIndexes()
         """The runs' records and generations, parsed once and kept while their files do not change."""
         self.summaries = Summaries()
+        self._run_indexes: dict[str, tuple[object, RunIndex]] = {}
+        """Run id -> (records.jsonl's inode, mtime and size, the run's samples and filter values)."""
         self._sources: OrderedDict[tuple[str, str], TaskSource] = OrderedDict()
 
     # -- paths ---------------------------------------------------------------------------------
@@ -723,8 +725,7 @@ class Service:
         except OSError:
             stamp = None
         with self._lock:
-            cache: dict[str, tuple[object, RunIndex]] = self.__dict__.setdefault("_indexes", {})
-            kept = cache.get(folder.run_id)
+            kept = self._run_indexes.get(folder.run_id)
         if stamp is not None and kept is not None and kept[0] == stamp:
             return kept[1]
         skipped = SkippedLines()
@@ -732,7 +733,7 @@ class Service:
             index = index_records((row._asdict() for row in view.rows), skipped)
         if stamp is not None:
             with self._lock:
-                cache[folder.run_id] = (stamp, index)
+                self._run_indexes[folder.run_id] = (stamp, index)
         return index
 
     def task_matrix(self, run_id: str) -> list[MatrixRow]:
