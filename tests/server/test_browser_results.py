@@ -15,7 +15,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from benchwright.results.report import DISAGREE
 from tests.conftest import run_cli
 from tests.server.conftest import shot
-from tests.server.made_runs import AFTER, BEFORE, make_run
+from tests.server.made_runs import AFTER, BEFORE, LONG, make_run
 
 
 def choose(page: Page, select: str, option: str) -> None:
@@ -51,6 +51,37 @@ def check_run_page(page: Page, server: str) -> None:
     expect(page.locator("[data-testid=samples] tbody tr")).to_have_count(3)
     page.evaluate("window.scrollTo(0, 0)")  # the header is fixed: a full-page shot draws it where scrolled
     shot(page, "results-01-run-page")
+
+
+def check_long_tables(page: Page, server: str) -> None:
+    """The matrix and the samples of a run longer than a page: the browser holds one page, and
+    Quasar's pagination control fetches the others from the server."""
+    page.goto(f"{server}/ui/run/long")
+    samples = page.get_by_test_id("samples")
+    rows = samples.locator("tbody tr")
+    expect(rows).to_have_count(25)
+    expect(samples).to_contain_text("1-25 of 60")
+    expect(samples).to_contain_text("t00 [python] model-a #0")
+    samples.get_by_role("button", name="Next page").click()
+    expect(samples).to_contain_text("26-50 of 60")
+    expect(samples).not_to_contain_text("t00 [python] model-a #0")
+    expect(samples).to_contain_text("t12 [python] model-b #0")
+    samples.get_by_role("button", name="Next page").click()
+    expect(rows).to_have_count(10)
+    expect(samples).to_contain_text("51-60 of 60")
+    choose(page, "samples-outcome", "fail")  # a filter starts again from the first page
+    expect(page.get_by_test_id("samples-count")).to_have_text("10 of 60 samples")
+    expect(rows).to_have_count(10)
+    expect(samples).to_contain_text("1-10 of 10")
+    expect(samples).not_to_contain_text("model-a")
+    matrix = page.get_by_test_id("matrix")
+    expect(matrix.locator("tbody tr")).to_have_count(25)
+    matrix.get_by_role("button", name="Next page").click()
+    expect(matrix).to_contain_text("26-30 of 30")
+    expect(matrix.locator("tbody tr")).to_have_count(5)
+    page.get_by_test_id("matrix-differ").click()
+    expect(matrix.locator("tbody tr")).to_have_count(10)  # the tasks model-b failed, from the first page
+    expect(page.get_by_test_id("cell-t27-python-model-b")).to_have_text("fail")
 
 
 def check_sample_neighbours(page: Page) -> None:
@@ -121,7 +152,9 @@ def test_a_user_compares_models_on_the_results_pages(server: str, browser: Brows
     make_run(workspace, "before", BEFORE)
     make_run(workspace, "after", AFTER)
     make_run(workspace, "big", {("alpha", "python", "model-a"): ["pass"] * 16 + ["fail"] * 4})
+    make_run(workspace, "long", LONG)
     page = browser.new_page(viewport={"width": 1280, "height": 900})
+    check_long_tables(page, server)
     check_run_page(page, server)
     check_sample_neighbours(page)
     check_explorer(page, server)

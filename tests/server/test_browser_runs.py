@@ -57,6 +57,8 @@ def test_preview_launch_progress_cancel_resume_and_the_runs_list(workspace: Path
         expect(page.get_by_test_id("preview-model")).to_have_text("reference")
         expect(page.get_by_test_id("preview-cached")).to_contain_text("0 of ")
         page.get_by_test_id("run-name").fill("first-quick")
+        page.get_by_test_id("run-name").blur()
+        page.wait_for_timeout(500)  # Quasar's field animation (its label rising) ends before the shot
         shot(page, "runs-01-launch-preview")
         page.get_by_test_id("start").click()
         page.wait_for_url("**/ui/run/first-quick", timeout=60_000)

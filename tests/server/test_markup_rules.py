@@ -4,8 +4,9 @@ browser test test_hostile_text.py shows the pages holding; these rules keep new 
 
 - a props, classes or style string is written in the code, never built from data (NiceGUI parses
   it: a name could add an ``innerHTML`` prop or a ``:``-prop, which runs as JavaScript);
-- nothing renders markup or runs code from a string: no ui.html, ui.markdown, ui.code (markdown),
-  ui.mermaid, run_javascript, ``html=True``;
+- nothing renders markup or runs code from a string built from data: no ui.html, ui.markdown,
+  ui.code (markdown), ui.mermaid with anything but markup written in the code (the stylesheet's
+  ``<link>``), no run_javascript, no ``html=True``;
 - a link or navigation target is written in the code or built by ``link_to`` (URL-quoted);
 - no ``:``-key (a JavaScript expression to NiceGUI) and no ECharts ``formatter`` (a template that
   puts names into the tooltip unescaped) in the code.
@@ -63,7 +64,8 @@ def broken_rules(source: str, name: str = "<test>") -> list[str]:
         if attr in PARSED_STRINGS and not all(written(a) for a in args):
             found.append(f"{where}: .{attr}() given a string built from data (set a prop as one entry: "
                          "testid(), element.props[key] = value)")
-        if attr in MARKUP and isinstance(node.func.value, ast.Name) and node.func.value.id == "ui":
+        if attr in MARKUP and isinstance(node.func.value, ast.Name) and node.func.value.id == "ui" and \
+                not (node.args and all(written(a) for a in node.args)):
             found.append(f"{where}: ui.{attr} renders markup or runs code (show text: ui.label, preformatted)")
         if attr == "run_javascript":
             found.append(f"{where}: run_javascript")
@@ -90,6 +92,9 @@ def test_the_ui_source_keeps_data_out_of_markup_and_code(path: Path) -> None:
     """ui.markdown(answer)""",
     """ui.code(output, language="text")""",
     """ui.html(reasoning)""",
+    """ui.add_head_html(f'<link href="{path}">')""",
+    """ui.add_head_html(LINK + name)""",
+    """ui.run_javascript("go()")""",
     """ui.notify(message, html=True)""",
     """ui.run_javascript(f"go({name!r})")""",
     """ui.link(name, f"/edit?path={name}")""",
@@ -106,6 +111,7 @@ def test_each_rule_catches_what_it_is_for(bad: str) -> None:
     """ui.link(name, link_to("/edit", path=name))""",
     """ui.navigate.to(link_to("/run", run_id))""",
     """ui.link("Files", "/")""",
+    """ui.add_head_html(STYLESHEET, shared=True)""",
 ])
 def test_what_the_pages_do_passes(good: str) -> None:
     assert broken_rules(good) == []

@@ -135,6 +135,40 @@ def test_edit_a_hidden_test_save_and_run_the_golden_solution(server: str, browse
     shot(page, "12-golden-solution-passes")
 
 
+@pytest.mark.slow
+def test_a_long_task_source_lists_a_page_of_tasks_at_a_time(server: str, browser: Browser, workspace: Path) -> None:
+    text = (workspace / "tasks" / "basics.yaml").read_text()
+    head, tasks = text.split("\ntasks:\n", 1)
+    first = "  - name: " + tasks.split("  - name: ")[1].split("\n", 1)[1]
+    first = first.split("\n  - name: ")[0].rstrip("\n") + "\n"
+    name = _source(text).tasks[0].name
+    body = "".join(f"  - name: m{n:02d}\n" + first.split("\n", 1)[1].replace(name, f"m{n:02d}") for n in range(60))
+    (workspace / "tasks" / "many.yaml").write_text(f"{head}\ntasks:\n{body}")
+    assert len(_source(f"{head}\ntasks:\n{body}").tasks) == 60
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/ui/tasks?path=tasks/many.yaml")
+    expect(page.get_by_test_id("task-count")).to_have_text("60 of 60 tasks")
+    listed = page.locator("[data-testid^=task-m]")
+    expect(listed).to_have_count(25)
+    expect(page.get_by_test_id("tasks-span")).to_have_text("1-25")
+    expect(page.get_by_test_id("tasks-previous")).to_be_disabled()
+    page.get_by_test_id("tasks-next").click()
+    expect(page.get_by_test_id("tasks-span")).to_have_text("26-50")
+    expect(page.get_by_test_id("task-m00")).to_have_count(0)
+    page.get_by_test_id("task-m30").click()
+    expect(page.get_by_test_id("field-name")).to_have_value("m30")
+    expect(page.get_by_test_id("tasks-span")).to_have_text("26-50")  # the chosen task's page stays
+    page.get_by_test_id("tasks-next").click()
+    expect(page.get_by_test_id("tasks-span")).to_have_text("51-60")
+    expect(page.get_by_test_id("tasks-next")).to_be_disabled()
+    page.fill("[data-testid=filter-name]", "m5")  # a filter starts again from the first page
+    expect(page.get_by_test_id("task-count")).to_have_text("10 of 60 tasks")
+    expect(page.get_by_test_id("tasks-span")).to_have_text("1-10")
+    expect(listed).to_have_count(10)
+    page.evaluate("window.scrollTo(0, 0)")  # the header is fixed: a full-page shot draws it where scrolled
+    shot(page, "13-task-list-paged")
+
+
 def _names(text: str) -> list[str]:
     return [t.name for t in _source(text).tasks]
 

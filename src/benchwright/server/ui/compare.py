@@ -20,7 +20,8 @@ from benchwright.results.samples import SampleInfo
 from benchwright.server.service import Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame, problem
-from benchwright.server.ui.results import CELL, coloured, rel_link, sample_page
+from benchwright.server.ui.results import coloured, rel_link, sample_page
+from benchwright.server.ui.table import column, results_table
 from benchwright.server.ui.text import link_to, testid
 
 VERDICT_STATE = {"better": "pass", "worse": "fail", "no significant difference": "N/A", "same": "N/A"}
@@ -85,22 +86,12 @@ FLIPS_PAGE = 25
 """Flipped tasks shown at once (the browser pages through the rest: hundreds of rows slow the page)."""
 
 
-def _table(columns: list[tuple[str, str, str]], rows: list[dict[str, Any]], name: str,
-           page: int | None = None) -> None:
-    from nicegui import ui
-
-    table = ui.table(columns=[{"name": c, "label": label, "field": c, "align": align} for c, label, align in columns],
-                     rows=rows, row_key="key", pagination={"rowsPerPage": page} if page else None)
-    testid(table.classes("w-full").props("dense flat wrap-cells"), name)
-    table.add_slot("body-cell", CELL)
-
-
 def show_comparison(service: Service, result: dict[str, Any]) -> None:
     """The deltas, the paired lines, and the regressions and fixes with links to both samples."""
     from nicegui import ui
 
     aligns = ("left", "left", "left", "right", "right", "right", "right", "right", "left")
-    _table(list(zip(DELTA_KEYS, DELTA_HEADER, aligns, strict=True)),
+    results_table([column(*c) for c in zip(DELTA_KEYS, DELTA_HEADER, aligns, strict=True)],
            [delta_row(n, Delta(**d)) for n, d in enumerate(result["deltas"])], "deltas")
     for line in _lines(result):
         testid(ui.label(line).classes("text-sm font-semibold"), "paired-line")
@@ -110,8 +101,9 @@ def show_comparison(service: Service, result: dict[str, Any]) -> None:
     for kind in ("regressions", "fixes"):
         testid(ui.label(f"{kind}: {len(result[kind])}").classes("text-lg"), kind)
     if flips:
-        _table([("kind", "Flip", "left"), ("task", "Task and model: A -> B passed", "left"),
-                ("a", f"A: {result['run_a']}", "left"), ("b", f"B: {result['run_b']}", "left")], flips, "flips", FLIPS_PAGE)
+        results_table([column("kind", "Flip"), column("task", "Task and model: A -> B passed"),
+                       column("a", f"A: {result['run_a']}"), column("b", f"B: {result['run_b']}")],
+                      flips, "flips", FLIPS_PAGE)
 
 
 def register(service: Service, access: Access) -> None:

@@ -10,7 +10,8 @@ from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame
-from benchwright.server.ui.results import CELL, coloured, rel_link, sample_page
+from benchwright.server.ui.results import coloured, rel_link, sample_page
+from benchwright.server.ui.table import CELL
 from benchwright.server.ui.text import cell, testid
 
 EXPLORER_PAGE = 25

@@ -2,9 +2,10 @@
 rate by language, difficulty and area, the model x task matrix, the agents' gates, why samples
 failed, and the samples (one table, filtered by model, language and outcome).
 
-Big lists are one Quasar table each, paged in the browser, with the constant cell template
-:data:`CELL`: a cell is plain text, or ``{text, cls, href, testid}`` where ``text`` is shown as
-text, ``cls`` is one of the classes written here, and ``href`` a link built by :func:`rel_link`.
+Every table has the constant cell template of :mod:`benchwright.server.ui.table`: a cell is
+plain text, or ``{text, cls, href, testid}`` where ``text`` is shown as text, ``cls`` is one of
+the classes written here, and ``href`` a link built by :func:`rel_link`. The long ones (the
+matrix, the samples) are paged on the server.
 """
 
 from __future__ import annotations
@@ -27,16 +28,8 @@ from benchwright.results.report import (
 )
 from benchwright.results.samples import NOT_RUN, MatrixRow, RunIndex, SampleInfo
 from benchwright.server.service import Service
+from benchwright.server.ui.table import column, results_table
 from benchwright.server.ui.text import link_to, testid
-
-CELL = """<q-td :props="props">
-  <a v-if="props.value && props.value.href" :href="props.value.href" :data-testid="props.value.testid"
-     :class="props.value.cls" class="px-2 py-1 rounded underline">{{ props.value.text }}</a>
-  <span v-else-if="props.value && props.value.text !== undefined" :data-testid="props.value.testid"
-     :class="props.value.cls" class="px-2 py-1 rounded">{{ props.value.text }}</span>
-  <span v-else>{{ props.value }}</span>
-</q-td>"""
-"""The template of every cell of the results' tables: data only as ``{{ }}`` text."""
 
 STATE_CLASS = {
     "pass": "bg-green-2 text-green-10", "PASS": "bg-green-2 text-green-10",
@@ -70,24 +63,8 @@ def sample_page(sample: SampleInfo | dict[str, Any]) -> str:
 
 
 def coloured(text: str, state: str, href: str | None = None, tid: str | None = None) -> dict[str, Any]:
-    """A cell for :data:`CELL`: ``text`` in the colour of ``state``, a link when ``href`` is given."""
+    """A table cell: ``text`` in the colour of ``state``, a link when ``href`` is given."""
     return {"text": text, "cls": STATE_CLASS.get(state, ""), "href": href, "testid": tid}
-
-
-def _table(columns: list[dict[str, Any]], table_rows: list[dict[str, Any]], name: str,
-           page: int | None = None) -> Any:
-    """One results table with the :data:`CELL` template, paged in the browser when ``page``."""
-    from nicegui import ui
-
-    table = ui.table(columns=columns, rows=table_rows, row_key="key",
-                     pagination={"rowsPerPage": page} if page else None)
-    testid(table.classes("w-full").props("dense flat wrap-cells"), name)
-    table.add_slot("body-cell", CELL)
-    return table
-
-
-def _column(name: str, label: str, align: str = "left") -> dict[str, Any]:
-    return {"name": name, "label": label, "field": name, "align": align}
 
 
 def show_results(service: Service, run_id: str) -> None:
@@ -120,8 +97,8 @@ def show_results(service: Service, run_id: str) -> None:
 def _summary_table(summary: dict[str, Any], models: list[str]) -> None:
     from nicegui import ui
 
-    columns = [_column("criterion", "Criterion"), _column("unit", "Unit")]
-    columns += [_column(f"m{i}", m, "right") for i, m in enumerate(models)]
+    columns = [column("criterion", "Criterion"), column("unit", "Unit")]
+    columns += [column(f"m{i}", m, "right") for i, m in enumerate(models)]
     shown_rows = rows(summary)
     table = [{"criterion": r.label + (CI_SUFFIX if is_ci else ""), "unit": "" if is_ci else r.unit,
               **{f"m{i}": interval_text(r, m) if is_ci else r.shown(m) for i, m in enumerate(models)}}
@@ -155,11 +132,20 @@ def chart_options(summary: dict[str, Any], models: list[str]) -> dict[str, Any] 
 
 
 def _chart(summary: dict[str, Any], models: list[str]) -> None:
+    """The chart, drawn once the page is in the browser: ECharts is a large script, and loading it
+    with the page held back the tables' first paint; its box is there from the start."""
     from nicegui import ui
 
     options = chart_options(summary, models)
-    if options is not None:
-        testid(ui.echart(options).classes("w-full h-96"), "chart")
+    if options is None:
+        return
+    box = ui.column().classes("w-full h-96")
+
+    def draw() -> None:
+        with box:
+            testid(ui.echart(options).classes("w-full h-96"), "chart")
+
+    ui.timer(0.05, draw, once=True)
 
 
 def _slice_tables(summary: dict[str, Any], models: list[str]) -> None:
@@ -173,8 +159,8 @@ def _slice_tables(summary: dict[str, Any], models: list[str]) -> None:
         for key, data in tables.items():
             with ui.column().classes("gap-1"):
                 ui.label(f"Pass rate by {key}").classes("text-lg")
-                columns = [_column("label", key.capitalize())]
-                columns += [_column(f"m{i}", m, "right") for i, m in enumerate(models)]
+                columns = [column("label", key.capitalize())]
+                columns += [column(f"m{i}", m, "right") for i, m in enumerate(models)]
                 table = ui.table(columns=columns, row_key="label", rows=[
                     {"label": label, **{f"m{i}": format_value(per.get(m), None, percent=True)
                                         for i, m in enumerate(models)}}
@@ -197,7 +183,7 @@ def _matrix(matrix: list[MatrixRow], models: list[str], run_id: str) -> None:
     ui.label("pass: every sample passed; k/n pass: k of the n counted samples passed (untested and "
              "infra_error samples are not counted); a cell opens the first sample that did not pass") \
         .classes("text-xs text-gray-600")
-    columns = [_column("task", "Task")] + [_column(f"m{i}", m, "center") for i, m in enumerate(models)]
+    columns = [column("task", "Task")] + [column(f"m{i}", m, "center") for i, m in enumerate(models)]
     table_rows = []
     for n, row in enumerate(matrix):
         cells: dict[str, Any] = {}
@@ -210,11 +196,10 @@ def _matrix(matrix: list[MatrixRow], models: list[str], run_id: str) -> None:
     differ = [r for r, m in zip(table_rows, matrix, strict=True) if len({c.state for c in m.cells.values()}) > 1]
     if len(models) > 1:
         only = testid(ui.checkbox(f"only the {len(differ)} task(s) where the models differ"), "matrix-differ")
-    table = _table(columns, table_rows, "matrix", MATRIX_PAGE)
-    if len(models) > 1:
+    _, paged = results_table(columns, table_rows, "matrix", MATRIX_PAGE)
+    if len(models) > 1 and paged is not None:
         def narrow() -> None:
-            table.rows = differ if only.value else table_rows
-            table.update()
+            paged.show(differ if only.value else table_rows)
 
         only.on_value_change(narrow)
 
@@ -230,7 +215,7 @@ def _gates(summary: dict[str, Any], index: RunIndex, run_id: str) -> None:
     traces = {(s.task_source, s.task, s.model): s for s in index.samples if s.agent}
     ui.label("Coding agents: the three gates").classes("text-lg")
     shown = [i for i in range(len(GATE_HEADER)) if i < 6 or any(row[i] not in ("", NONE) for row in gates)]
-    columns = [_column(f"g{i}", GATE_HEADER[i] or "Gates") for i in shown]
+    columns = [column(f"g{i}", GATE_HEADER[i] or "Gates") for i in shown]
     table_rows = []
     for n, row in enumerate(gates):
         cells: dict[str, Any] = {f"g{i}": row[i] for i in shown}
@@ -244,7 +229,7 @@ def _gates(summary: dict[str, Any], index: RunIndex, run_id: str) -> None:
         if 8 in shown:
             cells["g8"] = coloured(row[8], "FAIL" if row[8] else "")
         table_rows.append({"key": str(n), **cells})
-    _table(columns, table_rows, "gates")
+    results_table(columns, table_rows, "gates")
 
 
 def _sample_row(s: SampleInfo, run_id: str) -> dict[str, Any]:
@@ -279,18 +264,18 @@ def _samples(index: RunIndex, run_id: str) -> None:
                  for f in SAMPLE_FILTERS}
         shown = testid(ui.label(), "samples-count")
         ui.link("every record, in the data explorer", link_to("/explorer", run=run_id)).classes("text-sm")
-    columns = [_column("sample", "Sample"), _column("source", "Task source"), _column("outcome", "Outcome")]
+    columns = [column("sample", "Sample"), column("source", "Task source"), column("outcome", "Outcome")]
     if agents:
-        columns += [_column("objective", "Objective"), _column("judge", "Judge"),
-                    _column("run-badge", "Run badge"), _column("disagree", "")]
-    table = _table(columns, all_rows, "samples", SAMPLES_PAGE)
+        columns += [column("objective", "Objective"), column("judge", "Judge"),
+                    column("run-badge", "Run badge"), column("disagree", "")]
+    _, paged = results_table(columns, all_rows, "samples", SAMPLES_PAGE)
 
     def apply() -> None:
         wanted = {f: b.value for f, b in boxes.items() if b.value}
-        table.rows = [r for r, s in zip(all_rows, samples, strict=True)
-                      if all(str(getattr(s, f) or "n/a") == v for f, v in wanted.items())]
-        table.update()
-        shown.text = f"{len(table.rows)} of {len(samples)} samples"
+        assert paged is not None
+        paged.show([r for r, s in zip(all_rows, samples, strict=True)
+                    if all(str(getattr(s, f) or "n/a") == v for f, v in wanted.items())])
+        shown.text = f"{len(paged.rows)} of {len(samples)} samples"
 
     for box in boxes.values():
         box.on_value_change(apply)

@@ -568,6 +568,9 @@ it, so its line numbers stay beside their lines and nothing spills out."""
 FIELD = "w-44"
 LIST_FIELD = "w-64"
 MODES = ["instruct", "complete"]
+TASK_LIST_PAGE = 25
+"""Tasks listed at once (the list pages through the rest: a button per task of a source of
+hundreds took the page's first paint past 1 s)."""
 _TASK_PATH = re.compile(r"^tasks\[(\d+)\]")
 
 
@@ -622,6 +625,8 @@ class TaskPage:
         self.problems: list[Problem] = []
         self.selected: int | None = None
         self.language: str | None = None
+        self.list_start = 0
+        """Where the shown page of the task list starts, among the tasks the filters keep."""
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -666,10 +671,16 @@ class TaskPage:
                                 for attr in ("difficulty", "area", "language")}
                 self.count = testid(ui.label().classes("text-xs"), "task-count")
                 self.listing = ui.column().classes("w-full gap-0")
+                with ui.row().classes("w-full items-center gap-1 no-wrap"):
+                    self.earlier = testid(ui.button("Previous", on_click=lambda: self.move_list(-1))
+                                          .props("flat dense no-caps"), "tasks-previous")
+                    self.span = testid(ui.label().classes("text-xs grow text-center"), "tasks-span")
+                    self.later = testid(ui.button("Next", on_click=lambda: self.move_list(1))
+                                        .props("flat dense no-caps"), "tasks-next")
             self.editor = ui.column().classes("grow min-w-0 gap-3")
-        self.name_box.on_value_change(lambda _e: self.show_list())
+        self.name_box.on_value_change(lambda _e: self.refilter())
         for picker in self.pickers.values():
-            picker.on_value_change(lambda _e: self.show_list())
+            picker.on_value_change(lambda _e: self.refilter())
         self.show_list()
         if self.source.tasks:
             self.select(0)
@@ -682,7 +693,20 @@ class TaskPage:
                     or (p["area"] and t.area != p["area"])
                     or (p["language"] and p["language"] not in t.code_languages()))
 
+    def kept(self) -> list[int]:
+        """The tasks the filters keep, by index."""
+        return [i for i, t in enumerate(self.source.tasks) if self._shown(t)]
+
+    def refilter(self) -> None:
+        self.list_start = 0
+        self.show_list()
+
+    def move_list(self, step: int) -> None:
+        self.list_start += step * TASK_LIST_PAGE
+        self.show_list()
+
     def show_list(self) -> None:
+        """One page of the tasks the filters keep (a button each), and where it is among them."""
         from nicegui import ui
 
         self.listing.clear()
@@ -691,12 +715,12 @@ class TaskPage:
             i = task_of(p)
             if i is not None and p.severity == "error":
                 counts[i] = counts.get(i, 0) + 1
-        shown = 0
+        kept = self.kept()
+        self.list_start = min(max(0, self.list_start), max(0, (len(kept) - 1) // TASK_LIST_PAGE * TASK_LIST_PAGE))
+        page = kept[self.list_start:self.list_start + TASK_LIST_PAGE]
         with self.listing:
-            for i, t in enumerate(self.source.tasks):
-                if not self._shown(t):
-                    continue
-                shown += 1
+            for i in page:
+                t = self.source.tasks[i]
                 chosen = self.selected == i
                 label = f"{t.name}  ({t.difficulty or '-'}, {t.area or '-'})"
                 if counts.get(i):
@@ -704,12 +728,18 @@ class TaskPage:
                 testid(ui.button(label, on_click=lambda _e, i=i: self.select(i))
                        .props("flat no-caps align=left " + ("color=primary" if chosen else "color=grey-9"))
                        .classes("w-full" + (" text-red-700" if counts.get(i) else "")), f"task-{t.name}")
-        self.count.text = f"{shown} of {len(self.source.tasks)} tasks"
+        self.count.text = f"{len(kept)} of {len(self.source.tasks)} tasks"
+        self.span.text = f"{self.list_start + 1 if page else 0}-{self.list_start + len(page)}"
+        self.earlier.set_enabled(self.list_start > 0)
+        self.later.set_enabled(self.list_start + TASK_LIST_PAGE < len(kept))
 
     def select(self, i: int) -> None:
         if self.selected != i:
             self.language = None
         self.selected = i
+        kept = self.kept()
+        if i in kept:  # the list shows the page the chosen task is on
+            self.list_start = kept.index(i) // TASK_LIST_PAGE * TASK_LIST_PAGE
         self.show_list()
         self.show_task()
 
