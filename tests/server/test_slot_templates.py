@@ -11,6 +11,7 @@ from pathlib import Path
 import benchwright.server.ui as ui_package
 from benchwright.server.ui.results import rel_link
 from benchwright.server.ui.table import CELL
+from benchwright.server.ui.text import link_to
 
 SOURCES = sorted(Path(ui_package.__file__).parent.glob("*.py"))
 
@@ -37,3 +38,11 @@ def test_a_cells_link_stays_on_the_ui_whatever_the_run_id() -> None:
     assert rel_link(0, "/agent", "r", "e") == "./agent/r/e"
     assert rel_link(2, "/sample", "../..", "x") == "../../sample/..%2F../x"
     assert rel_link(1, "/sample", "..", ".") == "../sample/%252E%252E/%252E"  # never a dot segment
+
+
+def test_no_link_to_a_page_climbs_out_of_it() -> None:
+    """A browser resolves ``..`` and ``%2E%2E`` alike: a dot segment from data is quoted twice."""
+    assert link_to("/sample", "..", "x") == "/sample/%252E%252E/x"
+    assert link_to("/run", ".") == "/run/%252E"
+    assert link_to("/run", "...") == "/run/..."  # not a dot segment
+    assert link_to("/edit", path="../x") == "/edit?path=..%2Fx"

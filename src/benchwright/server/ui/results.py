@@ -51,9 +51,7 @@ def rel_link(depth: int, page: str, *segments: str) -> str:
     """A link to a page of the UI relative to the current page, for a table cell's ``href``
     (the browser resolves it under the UI's mount): ``depth`` is how many folders the current
     page is below the mount (``/run/<id>``: 1, ``/explorer``: 0, ``/sample/<run>/<id>``: 2)."""
-    # a segment "." or ".." (even URL-quoted) would climb out of the page's folder: kept as text
-    kept = [seg.replace(".", "%2E") if seg in (".", "..") else seg for seg in segments]
-    return ("../" * depth or "./") + link_to(page, *kept).lstrip("/")
+    return ("../" * depth or "./") + link_to(page, *segments).lstrip("/")
 
 
 def sample_page(sample: SampleInfo | dict[str, Any]) -> str:

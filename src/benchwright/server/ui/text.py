@@ -35,14 +35,21 @@ def testid(element: E, value: str) -> E:
     return element
 
 
+def _segment(value: str) -> str:
+    """One path segment, URL-quoted. ``.`` and ``..``, which quoting leaves as they are and a
+    browser resolves (climbing out of the page), become ``%252E`` and ``%252E%252E``: a browser
+    takes ``%2E%2E`` for ``..`` too, so the dots are quoted twice."""
+    return quote("%2E" * len(value), safe="") if value in (".", "..") else quote(value, safe="")
+
+
 def link_to(page: str, *segments: str, **query: str) -> str:
     """A link to one of the UI's own pages: ``page`` is a fixed path written in the code
     (``/run``), each of ``segments`` becomes one path segment and ``query`` the query string,
     both URL-quoted; the link stays on the UI whatever the data holds (a ``javascript:``, a
-    ``//host``, a ``?``, a ``#``)."""
+    ``//host``, a ``?``, a ``#``, a ``..``)."""
     if not page.startswith("/") or page.startswith("//"):
         raise ValueError(f"{page!r}: a link to a page of the UI starts with one '/'")
-    path = page.rstrip("/") + "".join("/" + quote(s, safe="") for s in segments) if segments else page
+    path = page.rstrip("/") + "".join("/" + _segment(s) for s in segments) if segments else page
     return f"{path}?{urlencode(query)}" if query else path
 
 
