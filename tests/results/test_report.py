@@ -212,3 +212,17 @@ def test_every_mean_shows_its_interval_and_power_on_request() -> None:
     assert by_name["pass@1[ci_method]"][2:] == ["bootstrap-tasks", "bootstrap-tasks"]
     data = json.loads(report_text(summary, "json"))
     assert data["by_model"]["A"]["criteria"]["unit-test"]["ci_method"] == "wilson-clustered"
+
+
+def test_an_interval_reads_whole_with_or_without_its_standard_error() -> None:
+    from benchwright.results.report import NONE, Row, interval_text
+
+    row = Row(key="pass@1", label="pass@1", unit="ratio", values={"m": 0.8}, percent=True, ci={
+        "both": {"se": 0.041, "ci95": [0.782, 0.925]},
+        "bootstrap": {"se": None, "ci95": [0.782, 0.925]},
+        "se-only": {"se": 0.041, "ci95": None},
+        "none": {}})
+    assert interval_text(row, "both") == "± 4.1 [78.2, 92.5] %"
+    assert interval_text(row, "bootstrap") == "[78.2, 92.5] %"  # no "±" and a dash before it
+    assert interval_text(row, "se-only") == "± 4.1"
+    assert interval_text(row, "none") == NONE

@@ -197,8 +197,9 @@ CI_SUFFIX = " ± SE [95 % CI]"
 
 
 def interval_text(row: Row, model: str) -> str:
-    """``± 4.1 [78.2, 92.5] %`` (percentages in points), ``± 1.20 [12.30, 17.70]``; a dash
-    when the value has no interval."""
+    """``± 4.1 [78.2, 92.5] %`` (percentages in points), ``± 1.20 [12.30, 17.70]``; the bounds
+    alone (``[78.2, 92.5] %``) when there is no standard error (a bootstrap's), the standard
+    error alone when there are no bounds; a dash when the value has neither."""
     ci = row.ci.get(model) or {}
     se, bounds = ci.get("se"), ci.get("ci95")
     if se is None and not bounds:
@@ -207,10 +208,10 @@ def interval_text(row: Row, model: str) -> str:
     def f(v: float) -> str:
         return f"{v * 100:.1f}" if row.percent else format_value(v, row.unit)
 
-    text = f"± {f(se)}" if se is not None else "±" + NONE
+    parts = [f"± {f(se)}"] if se is not None else []
     if bounds:
-        text += f" [{f(bounds[0])}, {f(bounds[1])}]" + (" %" if row.percent else "")
-    return text
+        parts.append(f"[{f(bounds[0])}, {f(bounds[1])}]" + (" %" if row.percent else ""))
+    return " ".join(parts)
 
 
 def interval_rows(all_rows: list[Row]) -> list[tuple[Row, bool]]:
