@@ -121,6 +121,27 @@ def check_explorer(page: Page, server: str) -> None:
     expect(page.get_by_test_id("error-line")).to_be_visible()
 
 
+def check_explorer_on_an_unreadable_run(page: Page, server: str, workspace: Path) -> None:
+    """A run whose records file became a symlink (to a copy outside): the explorer says why it
+    shows nothing, with no path of the host, and keeps working."""
+    records = workspace / "results" / "linked" / "records.jsonl"
+    outside = workspace.parent / "elsewhere.jsonl"
+    outside.write_bytes(records.read_bytes())
+    records.unlink()
+    records.symlink_to(outside)
+    page.goto(f"{server}/ui/explorer?run=linked")
+    expect(page.get_by_test_id("explorer-problem")).to_contain_text("symlink")
+    expect(page.get_by_test_id("explorer-problem")).not_to_contain_text(str(workspace))
+    expect(page.get_by_test_id("explorer-count")).to_have_text("0-0 of 0 records")
+    expect(page.locator("[data-testid=explorer] tbody tr")).to_have_count(0)
+    for path in ("sample/linked/linked-000", "sample/before/no-such-sample"):  # a page that fails says why
+        page.goto(f"{server}/ui/{path}")
+        expect(page.get_by_test_id("page-title")).to_have_text("This page could not be shown")
+        expect(page.get_by_test_id("problem")).not_to_be_empty()
+        expect(page.get_by_test_id("problem")).not_to_contain_text(str(workspace))
+    expect(page.get_by_test_id("problem")).to_contain_text("no-such-sample")
+
+
 def check_compare(page: Page, server: str) -> None:
     page.goto(f"{server}/ui/compare?a=before&b=after")
     deltas = page.get_by_test_id("deltas")
@@ -153,11 +174,13 @@ def test_a_user_compares_models_on_the_results_pages(server: str, browser: Brows
     make_run(workspace, "after", AFTER)
     make_run(workspace, "big", {("alpha", "python", "model-a"): ["pass"] * 16 + ["fail"] * 4})
     make_run(workspace, "long", LONG)
+    make_run(workspace, "linked", BEFORE)
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     check_long_tables(page, server)
     check_run_page(page, server)
     check_sample_neighbours(page)
     check_explorer(page, server)
+    check_explorer_on_an_unreadable_run(page, server, workspace)
     check_compare(page, server)
 
 

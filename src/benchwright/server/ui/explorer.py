@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchwright.errors import BenchwrightError
 from benchwright.results.samples import FACETS
 from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import Service
@@ -61,6 +62,7 @@ def register(service: Service, access: Access) -> None:
                 sort = ui.select(list(COLUMNS), value=None, label="sort by", clearable=True).classes("w-40")
                 descending = ui.checkbox("descending")
             summary = ui.label().props('data-testid="explorer-count"')
+            trouble = testid(ui.label().classes("text-red-700"), "explorer-problem")
             columns = [{"name": c, "label": c.replace("_", " "), "field": c, "align": "left"} for c in COLUMNS]
             table = ui.table(columns=columns, rows=[], row_key="key").classes("w-full") \
                 .props('data-testid="explorer" dense flat')
@@ -72,7 +74,11 @@ def register(service: Service, access: Access) -> None:
 
             def offer() -> None:
                 """Each filter's choices: the values the chosen runs hold (a chosen one kept)."""
-                facets = service.explorer_facets(list(chosen.value or []))
+                try:
+                    facets = service.explorer_facets(list(chosen.value or []))
+                except BenchwrightError as e:  # a run that cannot be read: said, and nothing offered
+                    trouble.text = service.shown(e)
+                    facets = {}
                 for f, box in boxes.items():
                     values = facets.get(f, [])
                     if box.value and box.value not in values:
@@ -82,9 +88,15 @@ def register(service: Service, access: Access) -> None:
             def load() -> None:
                 filters = {f: (boxes[f].value or None) for f in FILTERS}
                 skipped = SkippedLines()
-                total, page = service.explore(list(chosen.value or []), filters=filters, sort=sort.value,
-                                              descending=bool(descending.value), offset=state["offset"],
-                                              limit=EXPLORER_PAGE, skipped=skipped)
+                try:
+                    total, page = service.explore(list(chosen.value or []), filters=filters, sort=sort.value,
+                                                  descending=bool(descending.value), offset=state["offset"],
+                                                  limit=EXPLORER_PAGE, skipped=skipped)
+                except BenchwrightError as e:  # said where the records would be; the page goes on
+                    trouble.text = service.shown(e)
+                    total, page = 0, []
+                else:
+                    trouble.text = ""
                 if state["offset"] and state["offset"] >= total:  # the records changed under us
                     state["offset"] = last_offset(total)
                     return load()
