@@ -585,3 +585,40 @@ def test_usage_criteria_prefer_the_test_jvm_figures() -> None:
         "tests_max_rss_bytes": None,
         "process_max_rss_bytes": result.process.max_rss_bytes,
     }
+
+
+@needs_jdk
+def test_javac_starts_from_the_archive_setup_made_and_the_jdk_accepts_it() -> None:
+    """./scripts/setup dumps a class-data sharing archive of javac's classes; every compile
+    starts from it, and this JDK maps it (``-Xshare:on`` fails when it cannot)."""
+    import subprocess
+
+    from benchwright.criteria.toolbox import javac_archive
+    from benchwright.lang.java import javac_flags
+
+    archive = javac_archive()
+    assert archive is not None, "no javac archive: run ./scripts/setup"
+    assert javac_flags()[0] == f"-J-XX:SharedArchiveFile={archive}"
+    checked = subprocess.run(["javac", "-J-Xshare:on", f"-J-XX:SharedArchiveFile={archive}", "-version"],
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    result = run(GCD, GCD_TESTS)
+    assert [t.status for t in result.tests] == ["pass"] * 3 and result.build_error is None
+
+
+@needs_jdk
+def test_a_damaged_archive_is_ignored_and_the_sample_still_compiles(tmp_path: Any,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchwright.criteria import toolbox
+    from benchwright.lang.java import javac_flags
+
+    (tmp_path / "java").mkdir()
+    (tmp_path / "java" / "javac.jsa").write_bytes(b"\x00not an archive" * 100)
+    monkeypatch.setattr(toolbox, "TOOLS_ROOT", tmp_path)
+    assert javac_flags()[0] == f"-J-XX:SharedArchiveFile={tmp_path / 'java' / 'javac.jsa'}"
+    result = run(GCD, GCD_TESTS)  # the rlimit sandbox sees tmp_path, as the real ones see /usr
+    assert [t.status for t in result.tests] == ["pass"] * 3 and result.build_error is None
+    wrong = run(WRONG_GCD, GCD_TESTS)
+    assert [t.status for t in wrong.tests] == ["fail"] * 3  # and the verdicts are still read
+    monkeypatch.setattr(toolbox, "TOOLS_ROOT", tmp_path / "none")
+    assert not any("SharedArchiveFile" in f for f in javac_flags())

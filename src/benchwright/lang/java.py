@@ -125,6 +125,15 @@ OUT_DIR = "out"
 
 JAVAC_ERROR = re.compile(r"(?m)^(?P<file>[^\s:][^:\n]*\.java):(?P<line>\d+): error:")
 
+def javac_flags() -> list[str]:
+    """:data:`JAVAC_FLAGS`, after the class-data sharing archive of javac's classes when
+    ``./scripts/setup`` made one (see :func:`benchwright.criteria.toolbox.javac_archive`)."""
+    from benchwright.criteria.toolbox import javac_archive
+
+    archive = javac_archive()
+    return ([f"-J-XX:SharedArchiveFile={archive}"] if archive is not None else []) + list(JAVAC_FLAGS)
+
+
 JAVAC_FLAGS = (
     "-J-XX:TieredStopAtLevel=1",
     "-J-XX:+UseSerialGC",
@@ -273,7 +282,7 @@ class JavaLanguage(Language):
         heap = limits.memory_mb if limits.memory_mb > 0 else DEFAULT_HEAP_MB
         timeouts_ms = ",".join(str(max(1, round(t * 1000))) for t in timeouts) or "1"
         cap = max(256, min(OUTPUT_CAP_BYTES, limits.output_bytes * 8 // max(1, len(tests))))
-        compile_cmd = shlex.join([javac, *JAVAC_FLAGS, solution_file, test_file])
+        compile_cmd = shlex.join([javac, *javac_flags(), solution_file, test_file])
         run_cmd = shlex.join(
             [
                 java,
