@@ -64,3 +64,25 @@ def test_the_scripted_model_answers_loopback_host_names_only(tmp_path: Path) -> 
         assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"] == "hi"
         rebound = httpx.post(f"{srv.url}/v1/chat/completions", json=ask, headers={"Host": "evil.example:8766"})
         assert rebound.status_code == 403
+
+
+def test_ctrl_c_stops_it_even_when_its_parent_ignored_sigint(tmp_path: Path) -> None:
+    """A parent that ignores SIGINT (a test runner's worker, a server's thread) passes that on to
+    what it starts; a command in a session of its own takes Ctrl-C back (a run the server
+    starts is cancelled with it). Before, serve-model then never stopped."""
+    turns = tmp_path / "turns.yaml"
+    turns.write_text("version: 1\nturns:\n  - text: Fixed.\n")
+    proc = subprocess.Popen([sys.executable, "-m", "benchwright", "serve-model", str(turns), "--port", "0"],
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        assert proc.stdout is not None
+        assert "serve-model" in proc.stdout.readline()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+        assert "benchwright serve-model: stopped" in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()

@@ -516,10 +516,23 @@ def _write_source(source: Any, output: Path) -> None:
     err.print(f"wrote {len(source.tasks)} tasks to {output}")
 
 
+def _ctrl_c_in_own_session() -> None:
+    """A process that leads its own session (the server starts every run so; so may a script)
+    has no terminal whose Ctrl-C it should ignore. If it inherited SIGINT ignored from its
+    parent (a server's thread, a test runner's worker), a cancel or Ctrl-C would not stop it and
+    a run would not end ``interrupted``: there SIGINT gets Python's own handler back. A shell's
+    background job (in the shell's session) keeps its ignored SIGINT, as POSIX intends."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and os.getsid(0) == os.getpid():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main() -> None:
     """Entry point: user-fixable errors print without a traceback and exit 2; a failure of the
     harness, expected or not, exits 3 (never 1, which means a threshold was missed); a closed
     standard output (``| head``) exits 141 without a word."""
+    _ctrl_c_in_own_session()
     guard_stdout()
     try:
         app()
