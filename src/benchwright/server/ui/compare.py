@@ -21,7 +21,7 @@ from benchwright.server.service import Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame, problem
 from benchwright.server.ui.results import coloured, rel_link, sample_page
-from benchwright.server.ui.table import column, results_table
+from benchwright.server.ui.table import column, paged_table, results_table
 from benchwright.server.ui.text import link_to, testid
 
 VERDICT_STATE = {"better": "pass", "worse": "fail", "no significant difference": "N/A", "same": "N/A"}
@@ -83,7 +83,8 @@ def _lines(result: dict[str, Any]) -> list[str]:
 
 
 FLIPS_PAGE = 25
-"""Flipped tasks shown at once (the browser pages through the rest: hundreds of rows slow the page)."""
+"""Flipped tasks sent to the page at once (the server pages through the rest: hundreds of rows
+slow the page)."""
 
 
 def show_comparison(service: Service, result: dict[str, Any]) -> None:
@@ -101,9 +102,9 @@ def show_comparison(service: Service, result: dict[str, Any]) -> None:
     for kind in ("regressions", "fixes"):
         testid(ui.label(f"{kind}: {len(result[kind])}").classes("text-lg"), kind)
     if flips:
-        results_table([column("kind", "Flip"), column("task", "Task and model: A -> B passed"),
-                       column("a", f"A: {result['run_a']}"), column("b", f"B: {result['run_b']}")],
-                      flips, "flips", FLIPS_PAGE)
+        paged_table([column("kind", "Flip"), column("task", "Task and model: A -> B passed"),
+                     column("a", f"A: {result['run_a']}"), column("b", f"B: {result['run_b']}")],
+                    flips, "flips", FLIPS_PAGE)
 
 
 def register(service: Service, access: Access) -> None:

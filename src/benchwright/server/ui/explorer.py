@@ -12,7 +12,7 @@ from benchwright.server.service import Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame
 from benchwright.server.ui.results import coloured, rel_link, sample_page
-from benchwright.server.ui.table import CELL
+from benchwright.server.ui.table import CELL, last_offset
 from benchwright.server.ui.text import cell, testid
 
 EXPLORER_PAGE = 25
@@ -25,11 +25,6 @@ COLOURED = ("verdict", "outcome", "judge_verdict")
 def page_text(offset: int, shown: int, total: int) -> str:
     """``1-25 of 25 records`` (``0-0 of 0`` for none)."""
     return f"{offset + 1 if shown else 0}-{offset + shown} of {total} records"
-
-
-def last_offset(total: int, page: int = EXPLORER_PAGE) -> int:
-    """Where the last page of ``total`` records starts."""
-    return max(0, (total - 1) // page * page)
 
 
 def _row(r: dict[str, Any]) -> dict[str, Any]:
@@ -98,7 +93,7 @@ def register(service: Service, access: Access) -> None:
                 else:
                     trouble.text = ""
                 if state["offset"] and state["offset"] >= total:  # the records changed under us
-                    state["offset"] = last_offset(total)
+                    state["offset"] = last_offset(total, EXPLORER_PAGE)
                     return load()
                 state["total"] = total
                 table.rows = [_row(r) for r in page]
@@ -109,7 +104,7 @@ def register(service: Service, access: Access) -> None:
                 following.set_enabled(state["offset"] + EXPLORER_PAGE < total)
 
             def move(step: int) -> None:
-                state["offset"] = min(max(0, state["offset"] + step * EXPLORER_PAGE), last_offset(state["total"]))
+                state["offset"] = min(max(0, state["offset"] + step * EXPLORER_PAGE), last_offset(state["total"], EXPLORER_PAGE))
                 load()
 
             def apply() -> None:

@@ -28,7 +28,7 @@ from benchwright.results.report import (
 )
 from benchwright.results.samples import NOT_RUN, MatrixRow, RunIndex, SampleInfo
 from benchwright.server.service import Service
-from benchwright.server.ui.table import column, results_table
+from benchwright.server.ui.table import column, paged_table, results_table
 from benchwright.server.ui.text import link_to, testid
 
 STATE_CLASS = {
@@ -194,8 +194,8 @@ def _matrix(matrix: list[MatrixRow], models: list[str], run_id: str) -> None:
     differ = [r for r, m in zip(table_rows, matrix, strict=True) if len({c.state for c in m.cells.values()}) > 1]
     if len(models) > 1:
         only = testid(ui.checkbox(f"only the {len(differ)} task(s) where the models differ"), "matrix-differ")
-    _, paged = results_table(columns, table_rows, "matrix", MATRIX_PAGE)
-    if len(models) > 1 and paged is not None:
+    paged = paged_table(columns, table_rows, "matrix", MATRIX_PAGE)
+    if len(models) > 1:
         def narrow() -> None:
             paged.show(differ if only.value else table_rows)
 
@@ -266,11 +266,10 @@ def _samples(index: RunIndex, run_id: str) -> None:
     if agents:
         columns += [column("objective", "Objective"), column("judge", "Judge"),
                     column("run-badge", "Run badge"), column("disagree", "")]
-    _, paged = results_table(columns, all_rows, "samples", SAMPLES_PAGE)
+    paged = paged_table(columns, all_rows, "samples", SAMPLES_PAGE)
 
     def apply() -> None:
         wanted = {f: b.value for f, b in boxes.items() if b.value}
-        assert paged is not None
         paged.show([r for r, s in zip(all_rows, samples, strict=True)
                     if all(str(getattr(s, f) or "n/a") == v for f, v in wanted.items())])
         shown.text = f"{len(paged.rows)} of {len(samples)} samples"

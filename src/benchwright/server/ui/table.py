@@ -34,6 +34,12 @@ PAGE_SIZES = (10, 25, 50, 100)
 is what paging on the server avoids)."""
 
 
+def last_offset(total: int, page: int) -> int:
+    """Where the last page of ``total`` rows, ``page`` a page, starts (0 for none): every pager
+    of the UI clamps to it."""
+    return max(0, (total - 1) // page * page)
+
+
 def column(name: str, label: str, align: str = "left") -> dict[str, Any]:
     """A column whose cells are the rows' ``name`` entries."""
     return {"name": name, "label": label, "field": name, "align": align}
@@ -58,9 +64,8 @@ class PagedRows:
     def show(self, rows: list[dict[str, Any]], page: int = 1) -> None:
         """Show ``rows`` (a filter's result, say) from its ``page`` (1-based, clamped)."""
         self.rows = rows
-        last = max(1, -(-len(rows) // self.page_size))
-        page = min(max(1, page), last)
-        start = (page - 1) * self.page_size
+        start = min((max(1, page) - 1) * self.page_size, last_offset(len(rows), self.page_size))
+        page = start // self.page_size + 1
         self.table.rows = rows[start:start + self.page_size]
         self.table.pagination = {"page": page, "rowsPerPage": self.page_size, "rowsNumber": len(rows)}
         self.table.update()
@@ -76,10 +81,8 @@ class PagedRows:
         self.show(self.rows, page if isinstance(page, int) else 1)
 
 
-def results_table(columns: list[dict[str, Any]], rows: list[dict[str, Any]], name: str,
-                  page_size: int | None = None) -> tuple[Table, PagedRows | None]:
-    """One results table with the :data:`CELL` template (``data-testid`` ``name``); with
-    ``page_size``, its rows are paged on the server (:class:`PagedRows`)."""
+def _table(columns: list[dict[str, Any]], rows: list[dict[str, Any]], name: str,
+           page_size: int | None) -> Table:
     from nicegui import ui
 
     table = ui.table(columns=columns, rows=[] if page_size else rows, row_key="key",
@@ -89,4 +92,16 @@ def results_table(columns: list[dict[str, Any]], rows: list[dict[str, Any]], nam
         table.props["rows-per-page-options"] = list(PAGE_SIZES)
     for name_ in _templated(columns, rows):  # plain text cells are Quasar's own (cheaper to draw)
         table.add_slot(f"body-cell-{name_}", CELL)
-    return table, (PagedRows(table, rows, page_size) if page_size else None)
+    return table
+
+
+def results_table(columns: list[dict[str, Any]], rows: list[dict[str, Any]], name: str) -> None:
+    """One results table with the :data:`CELL` template (``data-testid`` ``name``), every row
+    in the page."""
+    _table(columns, rows, name, None)
+
+
+def paged_table(columns: list[dict[str, Any]], rows: list[dict[str, Any]], name: str,
+                page_size: int) -> PagedRows:
+    """A results table whose rows are paged on the server, ``page_size`` at a time."""
+    return PagedRows(_table(columns, rows, name, page_size), rows, page_size)

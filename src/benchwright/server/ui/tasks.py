@@ -31,6 +31,7 @@ from benchwright.errors import InputError, Problem, UserError
 from benchwright.server.service import Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame, problem
+from benchwright.server.ui.table import last_offset
 from benchwright.server.ui.text import link_to, testid
 from benchwright.task.model import Task, TaskSource, TestCase
 
@@ -716,7 +717,7 @@ class TaskPage:
             if i is not None and p.severity == "error":
                 counts[i] = counts.get(i, 0) + 1
         kept = self.kept()
-        self.list_start = min(max(0, self.list_start), max(0, (len(kept) - 1) // TASK_LIST_PAGE * TASK_LIST_PAGE))
+        self.list_start = min(max(0, self.list_start), last_offset(len(kept), TASK_LIST_PAGE))
         page = kept[self.list_start:self.list_start + TASK_LIST_PAGE]
         with self.listing:
             for i in page:
