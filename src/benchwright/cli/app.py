@@ -644,12 +644,12 @@ def serve_model(
     except RuntimeError as exc:
         raise UserError(f"cannot listen on {host}:{port}: {exc.__cause__ or exc}") from None
     where = f"http://{'[' + host + ']' if ':' in host else host}:{server.port}"
-    print(f"benchwright serve-model: {len(model.turns)} turns from {turns}\n"
-          f"  OpenAI (chat, responses): OPENAI_BASE_URL={where}/v1 (any key)\n"
-          f"  Anthropic:                ANTHROPIC_BASE_URL={where} (any key)\n"
-          f"  Gemini:                   GOOGLE_GEMINI_BASE_URL={where} (any key)\n"
-          "Ctrl-C stops it.", flush=True)
-    try:
+    try:  # a Ctrl-C right after the banner (a script that waits for it) also stops it cleanly
+        print(f"benchwright serve-model: {len(model.turns)} turns from {turns}\n"
+              f"  OpenAI (chat, responses): OPENAI_BASE_URL={where}/v1 (any key)\n"
+              f"  Anthropic:                ANTHROPIC_BASE_URL={where} (any key)\n"
+              f"  Gemini:                   GOOGLE_GEMINI_BASE_URL={where} (any key)\n"
+              "Ctrl-C stops it.", flush=True)
         threading.Event().wait()
     except KeyboardInterrupt:
         print("benchwright serve-model: stopped", flush=True)
