@@ -1,25 +1,28 @@
-"""What one sample costs in each of the nine languages, on the path a run takes today.
+"""What one sample costs in each of the nine languages: the path a run takes, beside the
+per-sample baseline (a fresh compiler and a fresh process for every sample) in the same run.
 
 For every language, the golden solutions of the example workspace's tasks in that language (and
 of its HumanEval-X excerpts, for Python and Java), ``--samples`` copies of each, go through the
 language's own ``run_tests`` in the best sandbox, on ``--workers`` threads (one per core), as a
 run's worker calls it: build or load, every test case, CPU and memory measured. Printed per
-language: the wall time a sample (the run's throughput), the CPU time a sample (what it costs the
-machine), how many samples passed (all should: they are golden solutions), and the count of test
-cases. Usage::
+language and path: the wall time a sample (the run's throughput), the machine's CPU time a sample
+(every process of the machine, from ``/proc/stat``: servers that live across samples included,
+so keep the machine otherwise idle), how many samples passed (all should: they are golden
+solutions), the count of test cases, and the speed-up of the run's path over the baseline, with
+whether every test case got the same verdict on both paths. Usage::
 
     PYTHONPATH=src .venv/bin/python benchmarks/languages.py [--samples 3] [--repeats 1] [--only java,c]
 
-These are the figures the fork-server work for every language is measured against: a change
-that makes a language faster prints its new figure beside this one in the same run (see the
-issue on fork-server speed for the targets). No figure here is asserted by a test.
+The baselines: Python without its fork server (a fresh interpreter a sample), Java without its
+javac server (``javac`` then ``java`` in one sandbox call a sample). A language with one path
+only prints it once. Warm servers start inside the timing (``close()`` after each repeat). No
+figure here is asserted by a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import tempfile
 import time
@@ -30,6 +33,8 @@ from pathlib import Path
 from benchwright.config.model import ExecConfig, ModelSpec, Toggle
 from benchwright.config.settings import Settings
 from benchwright.lang.base import Language
+from benchwright.lang.java import JavaLanguage
+from benchwright.lang.python import PythonLanguage
 from benchwright.registry import registry
 from benchwright.run.plan import build_plan
 from benchwright.run.worker import extract
@@ -46,6 +51,16 @@ SOURCES: tuple[tuple[str, str], ...] = (
 )
 """(language, the example workspace's task source) measured, in this order."""
 
+BASELINES = {
+    "python": lambda: PythonLanguage(fork_server=False),
+    "java": lambda: JavaLanguage(compile_server=False),
+}
+"""The per-sample path of each language that has a faster one."""
+
+COMMENTS = {"python": "#", "java": "//"}
+"""How to make a copy of a sample differ from the others (a comment line): the "distinct" rows
+measure samples that no cache of an earlier compile can answer."""
+
 
 @dataclass
 class Figure:
@@ -56,46 +71,51 @@ class Figure:
     passed: int
     wall_s: list[float]
     cpu_s: list[float]
+    verdicts: list[tuple[str, ...]]
+    """Every test case's status, sample by sample (the last repeat)."""
 
 
-def children_cpu() -> float:
-    """CPU seconds of this process and every child it has waited for (the sandboxes)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+def machine_cpu() -> float:
+    """CPU seconds the whole machine has spent busy (``/proc/stat``: user, nice, system, irq,
+    softirq, steal), summed over its cores."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(ws: Path, language: str, source: str, samples: int, workers: int, repeats: int) -> Figure:
+def measure(ws: Path, language: str, source: str, samples: int, workers: int, repeats: int,
+            lang: Language, distinct: bool = False) -> Figure:
     config = ExecConfig(criteria=[Toggle(name="unit-test")], llms=[ModelSpec(id="reference")],
                         samples=samples, languages=[language])
     plan = build_plan(config, "bench", [load_task_source(ws / "tasks" / source)], Settings())
-    lang = registry.create("language", language)
-    assert isinstance(lang, Language)
     jobs = []
     for unit in plan.units:
         if unit.language != language or unit.golden is None:
             continue
         code = extract(unit, unit.golden, lang)
         assert code is not None, unit.task.name
+        if distinct:
+            code += f"{COMMENTS[language]} copy {unit.sample}\n"
         jobs.append((code, unit.rendered.tests, unit.rendered.prelude))
     sandbox = best_sandbox()
     limits = SandboxLimits(memory_mb=2048)
 
-    def run(job: tuple[str, list, str | None]) -> bool:
+    def run(job: tuple[str, list, str | None]) -> tuple[str, ...]:
         code, tests, prelude = job
         result = lang.run_tests(sandbox, code, tests, prelude=prelude, limits=limits, test_timeout_s=10.0)
-        return bool(result.tests) and all(t.status == "pass" for t in result.tests)
+        return tuple(t.status for t in result.tests)
 
-    walls, cpus, passed = [], [], len(jobs)
+    walls, cpus, passed, verdicts = [], [], len(jobs), []
     for _ in range(repeats):
-        cpu0, start = children_cpu(), time.perf_counter()
+        cpu0, start = machine_cpu(), time.perf_counter()
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            outcomes = list(pool.map(run, jobs))
+            verdicts = list(pool.map(run, jobs))
         lang.close()  # a fork server or a warm compiler starts inside the timing again
         walls.append(time.perf_counter() - start)
-        cpus.append(children_cpu() - cpu0)
-        passed = min(passed, sum(outcomes))
-    return Figure(language, source, len(jobs), sum(len(t) for _, t, _ in jobs), passed, walls, cpus)
+        cpus.append(machine_cpu() - cpu0)
+        passed = min(passed, sum(bool(v) and all(s == "pass" for s in v) for v in verdicts))
+    return Figure(language, source, len(jobs), sum(len(t) for _, t, _ in jobs), passed, walls, cpus,
+                  verdicts)
 
 
 def main() -> None:
@@ -111,17 +131,35 @@ def main() -> None:
     print(f"golden solutions x {args.samples}, unit-test with CPU and memory, {best_sandbox().name} sandbox, "
           f"{args.workers} workers, median of {args.repeats}; load average {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} CPUs")
-    print(f"  {'language':<11} {'task source':<24} {'samples':>7} {'tests':>6} {'passed':>7} "
-          f"{'wall/sample':>12} {'CPU/sample':>11}")
+    print(f"  {'language':<11} {'task source':<24} {'path':<10} {'samples':>7} {'tests':>6} {'passed':>7} "
+          f"{'wall/sample':>12} {'CPU/sample':>11} {'speed-up (wall, CPU)':>21}")
     for language, source in SOURCES:
         if wanted and language not in wanted:
             continue
-        f = measure(ws, language, source, args.samples, args.workers, args.repeats)
-        if not f.samples:
-            continue
-        wall, cpu = statistics.median(f.wall_s), statistics.median(f.cpu_s)
-        print(f"  {f.language:<11} {f.source:<24} {f.samples:>7} {f.tests:>6} {f.passed:>7} "
-              f"{wall / f.samples * 1000:9.0f} ms {cpu / f.samples * 1000:8.0f} ms", flush=True)
+        paths: list[tuple[str, Language, bool]] = []
+        if language in BASELINES:
+            paths.append(("per-sample", BASELINES[language](), False))
+        run_path = registry.create("language", language)
+        assert isinstance(run_path, Language)
+        paths.append(("run" if paths else "run (only)", run_path, False))
+        if language in BASELINES:
+            paths.append(("distinct", run_path, True))
+        figures = [(name, measure(ws, language, source, args.samples, args.workers, args.repeats, lang,
+                                  distinct)) for name, lang, distinct in paths]
+        base = figures[0][1]
+        for name, f in figures:
+            if not f.samples:
+                continue
+            wall, cpu = statistics.median(f.wall_s), statistics.median(f.cpu_s)
+            ratio = ""
+            if f is not base:
+                same = "same verdicts" if f.verdicts == base.verdicts else "VERDICTS DIFFER"
+                if name == "distinct":
+                    same += ", no sample a copy of another"
+                ratio = (f"{statistics.median(base.wall_s) / wall:5.1f}x {statistics.median(base.cpu_s) / cpu:5.1f}x"
+                         f"  {same}")
+            print(f"  {f.language:<11} {f.source:<24} {name:<10} {f.samples:>7} {f.tests:>6} {f.passed:>7} "
+                  f"{wall / f.samples * 1000:9.0f} ms {cpu / f.samples * 1000:8.0f} ms  {ratio}", flush=True)
 
 
 if __name__ == "__main__":

@@ -293,7 +293,7 @@ PROGRAMS: dict[str, dict[str, Any]] = {
             "            out.write(fake.getBytes());\n"
             "            out.flush();\n"
             # every static String of every class of the test and runner that looks like a nonce
-            "            for (String cls : new String[] {\"BwTests\", \"BwTestsRun\"}) {\n"
+            "            for (String cls : new String[] {\"BwTests\", \"bwrunner.Runner\"}) {\n"
             "                try {\n"
             "                    for (java.lang.reflect.Field fl : Class.forName(cls).getDeclaredFields()) {\n"
             "                        if (!java.lang.reflect.Modifier.isStatic(fl.getModifiers())) continue;\n"

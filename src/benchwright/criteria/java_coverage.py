@@ -63,7 +63,6 @@ from benchwright.lang.javasource import (
     build_test_class,
     free_class_name,
     neutralize_package,
-    runner_class_name,
     solution_file_name,
 )
 from benchwright.sandbox.base import ProcessResult, SandboxLimits
@@ -231,8 +230,7 @@ class JavaJacoco(Criterion):
         compile_cmd = shlex.join([
             javac, *javac_flags(), "-cp", f"{AGENT}:{analysis_cp}",
             solution_file, f"{test_class}.java", f"{RUN_CLASS}.java", f"{REPORT_CLASS}.java"])
-        excludes = ":".join(f"{c}:{c}$*" for c in (test_class, runner_class_name(test_class),
-                                                   RUN_CLASS, REPORT_CLASS))
+        excludes = ":".join(f"{c}:{c}$*" for c in (test_class, RUN_CLASS, REPORT_CLASS))
         limits_ms = ",".join(str(max(1, round(t * 1000))) for t in timeouts) or "1"
         run_cmd = shlex.join([
             java, *java_flags(heap), f"-javaagent:{AGENT}=destfile={EXEC_FILE},excludes={excludes}",

@@ -1,23 +1,36 @@
-"""Java: compile the solution and a generated test class with ``javac``, run every test in one JVM.
+"""Java: compile the solution and a generated test class, run every test in a fresh JVM.
 
 How one sample runs
 -------------------
-The work folder holds two sources:
+A sample has two sources:
 
 * ``<Public>.java`` -- the solution, verbatim (named after its public top-level type, else
   ``Solution.java``; a ``package`` line is commented out in place, so line numbers stay).
 * ``BwTests.java`` -- ``import java.util.*;``, the prelude's import lines, then
-  ``public class BwTests`` with the prelude's other lines as members and one
+  ``public class BwTests`` with the prelude's other lines as members, one
   ``static void test_<i>_<name>() throws Throwable`` per test case (its statements verbatim,
-  indented), then, in the same file, the runner's own class ``BwTestsRun`` (``main``, using
-  nothing but fully qualified JDK names). :mod:`benchwright.lang.javasource` scans the solution
-  and generates this file; the runner's Java text is the resource ``javarunner.java.tmpl`` next
-  to it.
+  indented) and ``__bwRun(i)``, which calls test ``i``. :mod:`benchwright.lang.javasource` scans
+  the solution and generates this file.
 
-One sandbox call runs ``sh -c 'javac ... || <write marker>; exec java ... BwTestsRun ...'``.
-A failed ``javac`` leaves ``bw_build_failed`` and its output in ``bw_javac.txt``: a build error
-(the model's fault, whether the solution or a test that calls a missing method broke the build),
-taken only when the runner never said ``begin`` (a solution could write those files too).
+The runner is a class of its own, ``bwrunner.Runner`` (the resource ``javarunner.java`` next to
+this module, the same for every sample; in a package, so no class of a solution, all in the
+unnamed package, can take its names). It finds the test class by name.
+
+The sources compile in this thread's warm javac server (:mod:`.javacserver`: a long-lived JVM in
+a sandbox of its own that runs nothing it compiles; a repeated sample is answered from the cache
+of earlier compiles), which also compiled the runner once. One sandbox call then runs
+``java ... bwrunner.Runner`` on the class files, in a fresh JVM: no sample's code runs in a JVM
+that runs another's. javac's exit status and messages are the build's verdict, as before.
+
+Where the sandbox offers no long-lived sessions, or the server fails on a sample (it hung, died
+or answered something the harness refuses), the sample takes the per-sample path instead: one
+sandbox call runs ``sh -c 'javac ... || <write marker>; exec java ... bwrunner.Runner ...'``,
+compiling the runner with the sample. A failed ``javac`` there leaves ``bw_build_failed`` and its
+output in ``bw_javac.txt``: a build error (the model's fault, whether the solution or a test that
+calls a missing method broke the build), taken only when the runner never said ``begin`` (a
+solution could write those files too). Both paths give the same outcomes (a test holds them side
+by side); ``ExecutionResult.extra["compiler"]`` says which one ran (``javac server``, ``cached``
+or ``per-sample javac``) and ``compile_wall_ms`` what the server's compile took.
 
 The runner's ``main`` first reads a nonce from stdin (before the test class, whose static
 members the prelude may initialise with the solution's code, is even loaded), then replaces
@@ -43,11 +56,13 @@ started are ``not_run`` or ``timeout`` respectively. No result never counts as a
 
 Before it halts (after the last test, after a timeout, or in the ``System.exit`` hook) the runner
 writes a ``usage`` line, which goes into ``ExecutionResult.extra``: ``cpu_ms``, the CPU time of
-the worker thread (``ThreadMXBean.getThreadCpuTime``; the thread runs the tests and nothing else,
-so this is the sum over the tests, without javac, JVM start-up, JIT or GC threads, nor threads a
-test starts), and ``max_rss_bytes``, the JVM's peak resident memory (``VmHWM`` in
-``/proc/self/status``, read before the management classes load). The sandbox's own figures cover
-javac as well. ``Runtime.halt`` or a crash leaves no usage line, and no such keys.
+the worker thread (it runs the tests and nothing else, so this is the sum over the tests, without
+javac, JVM start-up, JIT or GC threads, nor threads a test starts; the kernel's count for that
+thread, ``/proc/self/task/<tid>/schedstat``, the figure ``ThreadMXBean.getThreadCpuTime`` gives
+without the ~35 ms its classes take to load, which it falls back to where the kernel has none),
+and ``max_rss_bytes``, the JVM's peak resident memory (``VmHWM`` in ``/proc/self/status``). The
+sandbox's own figures cover javac as well on the per-sample path, the test JVM alone on the
+server's. ``Runtime.halt`` or a crash leaves no usage line, and no such keys.
 
 Lines in a ``TestOutcome`` refer to its ``code``: the solution, then an excerpt of
 ``BwTests.java`` with the header (imports, prelude) and that test's method. Frames of the test
@@ -71,20 +86,24 @@ import secrets
 import shlex
 import shutil
 import subprocess
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec, TestStatus
+from benchwright.lang.javacserver import CompileCache, Compiled, JavacServers
 from benchwright.lang.javasource import (
+    RUNNER_CLASS,
+    RUNNER_FILE,
+    RUNNER_SOURCE,
     TestClassLayout,
     blank_java,
     build_test_class,
     entry_point,
     free_class_name,
     neutralize_package,
-    runner_class_name,
     solution_file_name,
     split_prelude,
     top_level_types,
@@ -258,6 +277,20 @@ class JavaLanguage(Language):
             return f"{' and '.join(absent)} not on PATH ({INSTALL_HINT})"
         return None
 
+    def __init__(self, compile_server: bool = True) -> None:
+        self.compile_server = compile_server
+        """Compile through a warm javac per executor thread (see :mod:`.javacserver`) where the
+        sandbox offers long-lived sessions; False: a fresh ``javac`` per sample, in the
+        sandbox call that runs its tests."""
+        self._javacs = JavacServers()
+        self._runner: dict[str, bytes] | None = None
+        """The runner's class files (``bwrunner/Runner.class``...), once a server compiled them."""
+        self._runner_lock = threading.Lock()
+        self._cache = CompileCache()
+
+    def close(self) -> None:
+        self._javacs.close()
+
     def run_tests(
         self,
         sandbox: Sandbox,
@@ -282,20 +315,19 @@ class JavaLanguage(Language):
         heap = limits.memory_mb if limits.memory_mb > 0 else DEFAULT_HEAP_MB
         timeouts_ms = ",".join(str(max(1, round(t * 1000))) for t in timeouts) or "1"
         cap = max(256, min(OUTPUT_CAP_BYTES, limits.output_bytes * 8 // max(1, len(tests))))
-        compile_cmd = shlex.join([javac, *javac_flags(), solution_file, test_file])
-        run_cmd = shlex.join(
-            [
-                java,
-                *java_flags(heap),
-                "-cp",
-                OUT_DIR,
-                runner_class_name(class_name),
-                timeouts_ms,
-                str(cap),
-            ]
-        )
-        script = (f"{compile_cmd} </dev/null >{JAVAC_LOG} 2>&1 || {{ echo $? >{BUILD_FAILED}; "
-                  f"exit 0; }}\nexec {run_cmd}\n")
+        compile_cmd = shlex.join([javac, *javac_flags(), RUNNER_FILE, solution_file, test_file])
+        run_cmd = shlex.join([java, *java_flags(heap), "-cp", OUT_DIR, RUNNER_CLASS, timeouts_ms,
+                              str(cap), class_name, str(len(tests))])
+        sources = {solution_file: source.encode(), test_file: layout.source.encode()}
+        compiled, runner = self._compile(sandbox, java, sources)
+        if compiled is None or runner is None:
+            compiled = None
+            files = {RUNNER_FILE: RUNNER_SOURCE.encode(), **sources}
+            script = (f"{compile_cmd} </dev/null >{JAVAC_LOG} 2>&1 || {{ echo $? >{BUILD_FAILED}; "
+                      f"exit 0; }}\nexec {run_cmd}\n")
+        else:  # the runner's classes in their package folder, the sample's beside it
+            files = {f"{OUT_DIR}/{name}": data for name, data in {**compiled.classes, **runner}.items()}
+            script = f"exec {run_cmd}\n"
         sandbox_limits = SandboxLimits(
             wall_s=wall,
             cpu_s=limits.cpu_s if limits.cpu_s is not None else 2 * wall,
@@ -307,16 +339,53 @@ class JavaLanguage(Language):
             processes=max(limits.processes, MIN_THREADS),
         )
         nonce = secrets.token_hex(16)
-        proc = sandbox.run(
-            ["/bin/sh", "-c", script],
-            files={solution_file: source.encode(), test_file: layout.source.encode()},
-            limits=sandbox_limits,
-            stdin=nonce.encode() + b"\n",
-            collect=(JAVAC_LOG, BUILD_FAILED),
-        )
-        return _Collector(
-            source, layout, tests, proc, test_file, solution_file, wall, timeouts, nonce
-        ).result()
+        if compiled is not None and compiled.exit_code != 0:  # nothing to run: javac's verdict
+            proc = ProcessResult(exit_code=0, signal=None, stdout=b"", stderr=b"", timed_out=False,
+                                 wall_ms=compiled.wall_ms, cpu_ms=0.0, max_rss_bytes=0,
+                                 files={JAVAC_LOG: compiled.messages.encode(), BUILD_FAILED: b"1\n"})
+        else:
+            proc = sandbox.run(
+                ["/bin/sh", "-c", script],
+                files=files,
+                limits=sandbox_limits,
+                stdin=nonce.encode() + b"\n",
+                collect=(JAVAC_LOG, BUILD_FAILED) if compiled is None else (),
+            )
+        collector = _Collector(source, layout, tests, proc, test_file, solution_file, wall, timeouts, nonce)
+        collector.extra["compiler"] = ("per-sample javac" if compiled is None else
+                                       "cached" if compiled.cached else "javac server")
+        if compiled is not None:
+            collector.extra["compile_wall_ms"] = round(compiled.wall_ms, 1)
+        return collector.result()
+
+    def _compile(self, sandbox: Sandbox, java: str,
+                 sources: dict[str, bytes]) -> tuple[Compiled | None, dict[str, bytes] | None]:
+        """The sample compiled in this thread's javac server, and the runner's class files
+        (compiled once, by the first server, before any sample); (None, None): compile the
+        old way (no server here, or it failed on this sample)."""
+        if not self.compile_server:
+            return None, None
+        flags = [f for f in JAVAC_FLAGS if not f.startswith("-J")]
+        at = flags.index("-d")
+        del flags[at:at + 2]  # the server gives each job its own output folder
+        jvm = [f[2:] for f in javac_flags() if f.startswith("-J") and "TieredStopAtLevel" not in f]
+        jvm.append("-XX:TieredStopAtLevel=1")  # C1 alone: warm within tens of compiles, half the CPU
+        server = self._javacs.get(sandbox, java, flags, jvm)
+        if server is None:
+            return None, None
+        with self._runner_lock:
+            if self._runner is None:
+                built = server.compile({RUNNER_FILE: RUNNER_SOURCE.encode()}, packages=True)
+                if built is None or built.exit_code != 0:
+                    return None, None
+                self._runner = built.classes
+        key = self._cache.key(server.argv, sources)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = server.compile(sources)
+            if compiled is not None:
+                self._cache.put(key, compiled)
+        return compiled, self._runner
 
 
 # --------------------------------------------------------------------------- reading the results

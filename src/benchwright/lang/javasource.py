@@ -1,8 +1,10 @@
 """Java sources of one sample: scanning the solution, and generating the test class around it.
 
-The test class holds the prelude and one method per test case, followed by the runner: the Java
-text of ``javarunner.java.tmpl`` (next to this module, read with ``importlib.resources``) with
-its placeholders filled in. See :mod:`benchwright.lang.java` for how the two run.
+The test class holds the prelude, one method per test case and ``__bwRun``, which calls the
+test method of an index. The runner is a class of its own, ``bwrunner.Runner``: the Java text of
+``javarunner.java`` next to this module (read with ``importlib.resources``), the same for every
+sample, so it is compiled once per javac server. See :mod:`benchwright.lang.java` for how the two
+run.
 """
 
 from __future__ import annotations
@@ -13,14 +15,27 @@ from importlib import resources
 
 from benchwright.lang.base import TestSpec
 
-RUNNER_TEMPLATE = (
-    resources.files("benchwright.lang").joinpath("javarunner.java.tmpl").read_text(encoding="utf-8")
-)
-"""The end of the test class after the test methods (its dispatch), then the runner's own
-class (``main`` and its helpers), with the placeholders ``__DISPATCH__``, ``__COUNT__``,
-``__CLASS__``, ``__RUNNER__`` and ``__MESSAGE_CHARS__``."""
 MESSAGE_CHARS = 4000
 """Exception messages and descriptions longer than this are cut by the runner."""
+RUNNER_SOURCE = (
+    resources.files("benchwright.lang").joinpath("javarunner.java").read_text(encoding="utf-8")
+    .replace("__MESSAGE_CHARS__", str(MESSAGE_CHARS))
+)
+"""The runner's Java source (package ``bwrunner``: no solution class can take its names)."""
+RUNNER_CLASS = "bwrunner.Runner"
+"""The class holding the runner's ``main``."""
+RUNNER_FILE = "bwrunner/Runner.java"
+"""Where the runner's source goes in a work folder that compiles it."""
+TEST_CLASS_END = """    // ---- benchwright's dispatch: not part of any test case ----
+    public static void __bwRun(int __bwIndex) throws java.lang.Throwable {
+        switch (__bwIndex) {
+__DISPATCH__
+            default: throw new java.lang.IllegalStateException("no test " + __bwIndex);
+        }
+    }
+}
+"""
+"""The end of the test class after the test methods: ``__bwRun``, called by the runner."""
 TEST_CLASS = "BwTests"
 """The test class's name, with ``_`` appended while the solution declares that name."""
 
@@ -144,18 +159,12 @@ def entry_point(code: str) -> str | None:
 
 
 def free_class_name(src: str) -> str:
-    """``TEST_CLASS``, with ``_`` appended while ``src`` declares a top-level type of that name
-    or of that name's runner class (:func:`runner_class_name`)."""
+    """``TEST_CLASS``, with ``_`` appended while ``src`` declares a top-level type of that name."""
     taken = {t.name for t in top_level_types(src)}
     name = TEST_CLASS
-    while name in taken or runner_class_name(name) in taken:
+    while name in taken:
         name += "_"
     return name
-
-
-def runner_class_name(class_name: str) -> str:
-    """The class holding the runner's ``main``, next to test class ``class_name``."""
-    return class_name + "Run"
 
 
 # --------------------------------------------------------------------------- the test class
@@ -204,7 +213,7 @@ def build_test_class(
 ) -> TestClassLayout:
     """``import java.util.*;``, the prelude's imports, then ``public class <class_name>`` with
     the prelude's other lines, one ``static void test_<i>_<name>() throws Throwable`` per test
-    (its statements verbatim, indented) and the runner."""
+    (its statements verbatim, indented) and ``__bwRun``."""
     imports, members = split_prelude(prelude)
     header = ["import java.util.*;", *[i for i in imports if i != "import java.util.*;"], ""]
     header.append(f"public class {class_name} {{")
@@ -226,12 +235,6 @@ def build_test_class(
         lines.extend(method_lines)
         lines.append("")
         dispatch.append(f"            case {index}: {method}(); break;")
-    runner = (
-        RUNNER_TEMPLATE.replace("__DISPATCH__", "\n".join(dispatch))
-        .replace("__COUNT__", str(len(tests)))
-        .replace("__RUNNER__", runner_class_name(class_name))
-        .replace("__CLASS__", class_name)
-        .replace("__MESSAGE_CHARS__", str(MESSAGE_CHARS))
-    )
-    source = "\n".join(lines) + "\n" + runner
+    end = TEST_CLASS_END.replace("__DISPATCH__", "\n".join(dispatch))
+    source = "\n".join(lines) + "\n" + end
     return TestClassLayout(class_name, source, header, methods)

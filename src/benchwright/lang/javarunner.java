@@ -1,18 +1,17 @@
-    // ---- benchwright runner: not part of any test case ----
-    static void __bwRun(int __bwIndex) throws java.lang.Throwable {
-        switch (__bwIndex) {
-__DISPATCH__
-            default: throw new java.lang.IllegalStateException("no test " + __bwIndex);
-        }
-    }
-}
+// benchwright's Java test runner (see benchwright/lang/java.py): compiled once, in a package of
+// its own, so that no class of a solution (all in the unnamed package) can have its name. Its
+// main reads the nonce before the test class (whose static members the prelude may initialise by
+// calling the solution) is even loaded: the test class is found by name, by the worker thread
+// that runs the first test. Result lines go to the JVM's stdout, each "BWR <nonce> {json}"; the
+// nonce and the stream live only in main's locals and in objects reachable from nowhere else (a
+// Channel), so no static field of any class holds them and no method a solution can call writes
+// them. Arguments: the tests' limits in ms (comma-separated), the output cap a test, the test
+// class's name, the count of tests.
+package bwrunner;
 
-// The runner, in a class of its own: its main reads the nonce before the test class (whose
-// static members the prelude may initialise by calling the solution) is even loaded. Result
-// lines go to the JVM's stdout, each "BWR <nonce> {json}"; the nonce and the stream live only
-// in main's locals and in objects reachable from nowhere else (a Channel), so no static field
-// of any class holds them and no method a solution can call writes them.
-final class __RUNNER__ {
+public final class Runner {
+    private static java.lang.String __bwClass = "";
+    private static volatile java.lang.reflect.Method __bwMethod;
     private static final java.lang.Object __bwCapLock = new java.lang.Object();
     private static final java.io.ByteArrayOutputStream __bwCaptured = new java.io.ByteArrayOutputStream();
     private static boolean __bwTruncated;
@@ -20,6 +19,7 @@ final class __RUNNER__ {
     private static volatile int __bwCurrent = -1;
     private static volatile boolean __bwFinished;
     private static volatile java.lang.Thread __bwWorker;
+    private static volatile long __bwTid = -1;  // the worker's thread id in the kernel
 
     static final class __BwTee extends java.io.OutputStream {
         @java.lang.Override public void write(int b) {
@@ -147,16 +147,34 @@ final class __RUNNER__ {
         }
     }
 
+    // the first number of a /proc file (a thread id, a CPU time in ns); -1 when unreadable
+    static long __bwProcNumber(java.lang.String path) {
+        try (java.io.FileInputStream in = new java.io.FileInputStream(path)) {
+            long v = 0;
+            boolean digits = false;
+            for (int b; (b = in.read()) >= '0' && b <= '9'; ) { v = v * 10 + (b - '0'); digits = true; }
+            return digits ? v : -1;
+        } catch (java.lang.Throwable e) {
+            return -1;
+        }
+    }
+
     // one "usage" line: the worker thread's CPU time (it runs the tests and nothing else, so this
-    // is the sum over the tests run) and the JVM's peak RSS. The management classes cost ~35 ms
-    // to load, so they load here, after the tests and after reading the peak.
+    // is the sum over the tests run) and the JVM's peak RSS. The CPU time is the kernel's own
+    // count for that thread (/proc/self/task/<tid>/schedstat, in ns: what ThreadMXBean reads,
+    // without the ~35 ms the management classes cost to load); ThreadMXBean only when the
+    // kernel does not offer it.
     static void __bwUsage(Channel ch) {
         java.lang.StringBuilder sb = new java.lang.StringBuilder("{\"ev\":\"usage\"");
         long rss = __bwPeakRss();
         if (rss >= 0) sb.append(",\"max_rss_bytes\":").append(rss);
         java.lang.Thread worker = __bwWorker;
+        long tid = __bwTid;
+        long ns = tid > 0 ? __bwProcNumber("/proc/self/task/" + tid + "/schedstat") : -1;
         if (worker == null) {
             sb.append(",\"cpu_ms\":0.0");
+        } else if (ns >= 0) {
+            sb.append(",\"cpu_ms\":").append(ns / 1e6);
         } else {
             try {
                 long cpu = java.lang.management.ManagementFactory.getThreadMXBean().getThreadCpuTime(worker.getId());
@@ -172,7 +190,7 @@ final class __RUNNER__ {
         if (trace != null) {
             for (java.lang.StackTraceElement e : trace) {
                 java.lang.String c = e.getClassName();
-                if ((c.equals("__CLASS__") || c.startsWith("__CLASS__$")) && e.getLineNumber() > 0) {
+                if ((c.equals(__bwClass) || c.startsWith(__bwClass + "$")) && e.getLineNumber() > 0) {
                     if (count++ > 0) sb.append(',');
                     sb.append(e.getLineNumber());
                     if (count >= 64) break;
@@ -206,14 +224,29 @@ final class __RUNNER__ {
         return sb.toString();
     }
 
+    // the test class's __bwRun, found (and the class initialised) by the first test's thread
+    static java.lang.reflect.Method __bwTests() throws java.lang.Throwable {
+        java.lang.reflect.Method m = __bwMethod;
+        if (m == null) {
+            m = java.lang.Class.forName(__bwClass).getMethod("__bwRun", int.class);
+            __bwMethod = m;
+        }
+        return m;
+    }
+
     // nested classes rather than lambdas: no invokedynamic bootstrap at start-up
     static final class __BwTest implements java.util.concurrent.Callable<java.lang.Object[]> {
         private final int index;
         __BwTest(int index) { this.index = index; }
         @java.lang.Override public java.lang.Object[] call() {
+            if (__bwTid < 0) __bwTid = __bwProcNumber("/proc/thread-self/stat");
             long started = java.lang.System.nanoTime();
             try {
-                __CLASS__.__bwRun(index);
+                try {
+                    __bwTests().invoke(null, index);
+                } catch (java.lang.reflect.InvocationTargetException e) {
+                    throw e.getCause();
+                }
                 return new java.lang.Object[] {java.lang.System.nanoTime() - started, null};
             } catch (java.lang.Throwable t) {
                 return new java.lang.Object[] {java.lang.System.nanoTime() - started, t};
@@ -247,7 +280,8 @@ final class __RUNNER__ {
     public static void main(java.lang.String[] args) throws java.lang.Exception {
         final Channel ch = new Channel(new java.io.FileOutputStream(java.io.FileDescriptor.out), __bwPrefix());
         __bwCap = java.lang.Integer.parseInt(args[1]);
-        final int n = __COUNT__;
+        __bwClass = args[2];
+        final int n = java.lang.Integer.parseInt(args[3]);
         // every test's own time limit in ms, comma-separated; the last one stands for any test after
         final java.lang.String[] limitsMs = args[0].split(",");
         final long[] timeoutNanos = new long[java.lang.Math.max(n, 1)];
