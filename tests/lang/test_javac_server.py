@@ -102,7 +102,7 @@ def test_a_server_that_dies_costs_one_sample_the_old_path_and_the_next_gets_a_ne
     lang = JavaLanguage()
     try:
         assert run(lang, sandbox, GCD, GCD_TESTS, None).extra["compiler"] == "javac server"
-        server = lang._javacs.get(sandbox, "", [], [])
+        server = lang._javacs.get(sandbox)
         assert server is not None and server.session is not None and server.started == 1
         server.session.close()  # killed between samples (by the OOM killer, a stray signal...)
         assert run(lang, sandbox, WRONG_GCD, GCD_TESTS, None).extra["compiler"] == "javac server"

@@ -214,6 +214,10 @@ class Criterion(abc.ABC):
         """Whether this criterion has anything to say about ``task`` in ``language``."""
         return True
 
+    def close(self) -> None:
+        """Stop whatever this criterion keeps running between samples (a warm tool)."""
+        return None
+
     @abc.abstractmethod
     def evaluate(self, ctx: SampleContext) -> list[Measurement]:
         """Measure one sample. The summary uses the measurement whose ``test_case`` is None.

@@ -93,7 +93,7 @@ from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec, TestStatus
-from benchwright.lang.javacserver import CompileCache, Compiled, JavacServers
+from benchwright.lang.javacserver import CompileCache, Compiled, JavacServer
 from benchwright.lang.javasource import (
     RUNNER_CLASS,
     RUNNER_FILE,
@@ -110,6 +110,7 @@ from benchwright.lang.javasource import (
 )
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
+from benchwright.sandbox.servers import ThreadServers
 
 __all__ = [
     "JavaLanguage",
@@ -282,7 +283,7 @@ class JavaLanguage(Language):
         """Compile through a warm javac per executor thread (see :mod:`.javacserver`) where the
         sandbox offers long-lived sessions; False: a fresh ``javac`` per sample, in the
         sandbox call that runs its tests."""
-        self._javacs = JavacServers()
+        self._javacs: ThreadServers[JavacServer] = ThreadServers(self._javac)
         self._runner: dict[str, bytes] | None = None
         """The runner's class files (``bwrunner/Runner.class``...), once a server compiled them."""
         self._runner_lock = threading.Lock()
@@ -290,6 +291,15 @@ class JavaLanguage(Language):
 
     def close(self) -> None:
         self._javacs.close()
+
+    @staticmethod
+    def _javac(sandbox: Sandbox) -> JavacServer:
+        flags = [f for f in JAVAC_FLAGS if not f.startswith("-J")]
+        at = flags.index("-d")
+        del flags[at:at + 2]  # the server gives each job its own output folder
+        jvm = [f[2:] for f in javac_flags() if f.startswith("-J") and "TieredStopAtLevel" not in f]
+        jvm.append("-XX:TieredStopAtLevel=1")  # C1 alone: warm within tens of compiles, half the CPU
+        return JavacServer(sandbox, _tool("java"), flags, jvm)
 
     def run_tests(
         self,
@@ -319,7 +329,7 @@ class JavaLanguage(Language):
         run_cmd = shlex.join([java, *java_flags(heap), "-cp", OUT_DIR, RUNNER_CLASS, timeouts_ms,
                               str(cap), class_name, str(len(tests))])
         sources = {solution_file: source.encode(), test_file: layout.source.encode()}
-        compiled, runner = self._compile(sandbox, java, sources)
+        compiled, runner = self._compile(sandbox, sources)
         if compiled is None or runner is None:
             compiled = None
             files = {RUNNER_FILE: RUNNER_SOURCE.encode(), **sources}
@@ -358,19 +368,14 @@ class JavaLanguage(Language):
             collector.extra["compile_wall_ms"] = round(compiled.wall_ms, 1)
         return collector.result()
 
-    def _compile(self, sandbox: Sandbox, java: str,
+    def _compile(self, sandbox: Sandbox,
                  sources: dict[str, bytes]) -> tuple[Compiled | None, dict[str, bytes] | None]:
         """The sample compiled in this thread's javac server, and the runner's class files
         (compiled once, by the first server, before any sample); (None, None): compile the
         old way (no server here, or it failed on this sample)."""
         if not self.compile_server:
             return None, None
-        flags = [f for f in JAVAC_FLAGS if not f.startswith("-J")]
-        at = flags.index("-d")
-        del flags[at:at + 2]  # the server gives each job its own output folder
-        jvm = [f[2:] for f in javac_flags() if f.startswith("-J") and "TieredStopAtLevel" not in f]
-        jvm.append("-XX:TieredStopAtLevel=1")  # C1 alone: warm within tens of compiles, half the CPU
-        server = self._javacs.get(sandbox, java, flags, jvm)
+        server = self._javacs.get(sandbox)
         if server is None:
             return None, None
         with self._runner_lock:

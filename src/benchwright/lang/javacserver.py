@@ -211,37 +211,3 @@ def _parse(line: bytes, nonce: str, wall_ms: float, packages: bool) -> Compiled 
     if exit_code == 0 and not classes:
         return None
     return Compiled(exit_code, messages, classes if exit_code == 0 else {}, wall_ms)
-
-
-class JavacServers:
-    """The javac servers of one language object: one per thread, for the sandbox it last used."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._servers: dict[int, JavacServer] = {}
-
-    def get(self, sandbox: Sandbox, java: str, flags: list[str], jvm_flags: list[str]) -> JavacServer | None:
-        """This thread's server for ``sandbox`` (None when the sandbox has no sessions)."""
-        if type(sandbox).start is Sandbox.start:
-            return None
-        thread = threading.get_ident()
-        with self._lock:
-            server = self._servers.get(thread)
-            old = None
-            if server is not None and server.sandbox is not sandbox:
-                old, server = server, None
-            if server is None:
-                server = self._servers[thread] = JavacServer(sandbox, java, flags, jvm_flags)
-        if old is not None:
-            old.close()
-        return server
-
-    def close(self) -> None:
-        with self._lock:
-            servers = list(self._servers.values())
-            self._servers.clear()
-        for server in servers:
-            server.close()
-
-    def __del__(self) -> None:  # a language dropped without close() leaves no server behind
-        self.close()

@@ -108,11 +108,13 @@ class Worker:
         return self._langs[name]
 
     def close(self) -> None:
-        """Stop what the languages keep running between samples (fork servers, batch JVMs).
-        The worker stays usable: they start again when needed."""
+        """Stop what the languages and criteria keep running between samples (fork servers,
+        javac servers, a type checker). The worker stays usable: they start again when needed."""
         for lang in list(self._langs.values()):
             if lang is not None:
                 lang.close()
+        for criterion in list(self._criteria.values()):
+            criterion.close()
 
     def criterion(self, name: str) -> Criterion:
         if name not in self._criteria:

