@@ -1,7 +1,7 @@
 """A warm basedpyright: the language server, one per executor thread, checks one sample at a time.
 
 This file runs inside the sandbox (standard library only), started by
-:class:`benchwright.criteria.pyrightserver.PyrightServer` as
+:class:`benchwright.criteria.toolserver.ToolServer` as
 ``python -I pyrightlsp.py <basedpyright-langserver> <python path>`` in a folder that holds
 ``pyrightconfig.json``. It starts the language server on its stdio, initialises it with that
 folder as the workspace, says ``BWP ready`` and then, for each line on its stdin

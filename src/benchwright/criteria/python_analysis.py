@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any, ClassVar
+from importlib import resources
+from typing import Any, ClassVar, TypeGuard
 
 from benchwright.criteria.base import Measurement, SampleContext
 from benchwright.criteria.findings import Finding, FindingsCriterion
-from benchwright.criteria.pyrightserver import PyrightServer
 from benchwright.criteria.toolbox import missing_file, python_tool, tools_python
+from benchwright.criteria.toolserver import ToolServer
 from benchwright.errors import InfraError
 from benchwright.sandbox.base import ProcessResult, Sandbox
 from benchwright.sandbox.servers import ThreadServers
 
 SOLUTION = "solution.py"
+PYRIGHT_ADAPTER = "bw_pyright.py"
+BANDIT_RUNNER = "bw_bandit.py"
 PYTHON_VERSION = "3.11"
 """The sandbox's interpreter (``/usr/bin/python3``), which the tools judge the code for."""
 
@@ -44,6 +47,11 @@ def _json(proc: ProcessResult, tool: str) -> Any:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dicts(value: object) -> TypeGuard[list[dict[str, Any]]]:
+    """Whether ``value`` is a list of JSON objects (a tool's list of findings)."""
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
 
 
 def _column(value: object) -> int | None:
@@ -164,8 +172,9 @@ class PythonPyright(PythonFindings):
     """basedpyright's type checking in ``standard`` mode, for the sandbox's Python.
 
     Each executor thread keeps basedpyright's language server up in a sandbox of its own
-    (:mod:`.pyrightserver`), which checks a sample in tens of milliseconds instead of the
-    command line's second; a sample the server fails on is checked by the command line."""
+    (:mod:`.toolserver`, :mod:`.pyrightlsp`), which checks a sample in tens of milliseconds
+    instead of the command line's second; a sample the server fails on is checked by the
+    command line."""
 
     name = "python-pyright"
     tool = "basedpyright 1.40.2"
@@ -175,11 +184,14 @@ class PythonPyright(PythonFindings):
         self.warm = warm
         """Check through a warm language server where the sandbox offers long-lived sessions;
         False: the command line for every sample."""
-        self._servers: ThreadServers[PyrightServer] = ThreadServers(self._server)
+        self._servers: ThreadServers[ToolServer] = ThreadServers(self._server)
 
-    def _server(self, sandbox: Sandbox) -> PyrightServer:
-        return PyrightServer(sandbox, str(tools_python()), str(python_tool("basedpyright-langserver")),
-                             json.dumps(PYRIGHT_CONFIG).encode(), self.wall_s)
+    def _server(self, sandbox: Sandbox) -> ToolServer:
+        argv = [str(tools_python()), "-I", PYRIGHT_ADAPTER, str(python_tool("basedpyright-langserver")),
+                sandbox.python]
+        files = {PYRIGHT_ADAPTER: resources.files("benchwright.criteria").joinpath("pyrightlsp.py").read_bytes(),
+                 "pyrightconfig.json": json.dumps(PYRIGHT_CONFIG).encode()}
+        return ToolServer(sandbox, argv, files, "BWP", self.wall_s)
 
     def close(self) -> None:
         self._servers.close()
@@ -187,7 +199,9 @@ class PythonPyright(PythonFindings):
     def findings(self, ctx: SampleContext) -> list[Finding]:
         server = self._servers.get(ctx.sandbox) if self.warm else None
         diagnostics = server.check(ctx.code) if server is not None else None
-        if diagnostics is None:
+        if not _dicts(diagnostics):
+            if server is not None:
+                server.close()  # it answered something else: a new one for the next sample
             diagnostics = self._command_line(ctx)
         out = []
         for d in diagnostics:
@@ -209,11 +223,14 @@ class PythonPyright(PythonFindings):
         proc = self.run_tool(ctx, argv, files=files)
         report = _json(proc, self.tool)
         diagnostics = report.get("generalDiagnostics") if isinstance(report, dict) else None
-        if not isinstance(diagnostics, list) or not all(isinstance(d, dict) for d in diagnostics):
+        if not _dicts(diagnostics):
             raise InfraError(f"{self.tool} wrote an unexpected report: {str(report)[:300]}")
         return diagnostics
 
 
+BANDIT_ARGS = ("--format", "json", "--quiet", "--ignore-nosec", "--severity-level", "all",
+               "--confidence-level", "all", SOLUTION)
+"""bandit's arguments: every finding, whatever its severity and confidence, no ``# nosec``."""
 BANDIT_CLASSES = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low", "UNDEFINED": "low"}
 
 
@@ -225,11 +242,39 @@ class PythonBandit(PythonFindings):
     program = "bandit"
     weights: ClassVar[dict[str, float]] = {"high": 1.0, "medium": 0.5, "low": 0.1, "error": 1.0}
 
+    def __init__(self, warm: bool = True) -> None:
+        self.warm = warm
+        """Check with bandit imported once per executor thread where the sandbox offers
+        long-lived sessions; False: a fresh ``bandit`` for every sample."""
+        self._servers: ThreadServers[ToolServer] = ThreadServers(self._server)
+
+    def _server(self, sandbox: Sandbox) -> ToolServer:
+        argv = [str(tools_python()), "-I", BANDIT_RUNNER, *BANDIT_ARGS]
+        files = {BANDIT_RUNNER: resources.files("benchwright.criteria").joinpath("banditrunner.py").read_bytes()}
+        return ToolServer(sandbox, argv, files, "BWB", self.wall_s)
+
+    def close(self) -> None:
+        self._servers.close()
+
+    def _report(self, ctx: SampleContext) -> Any:
+        """bandit's JSON report on the sample: from this thread's warm bandit, else from the
+        command line (the same arguments, the same report)."""
+        server = self._servers.get(ctx.sandbox) if self.warm else None
+        answer = server.check(ctx.code) if server is not None else None
+        if (isinstance(answer, dict) and answer.get("exit") in (0, 1)
+                and isinstance(answer.get("report"), str)):
+            try:
+                return json.loads(answer["report"])
+            except ValueError:
+                pass
+        if server is not None:
+            server.close()  # it failed on this sample or answered something else
+        proc = self.run_tool(ctx, [str(python_tool("bandit")), *BANDIT_ARGS],
+                             files={SOLUTION: ctx.code.encode()})
+        return _json(proc, self.tool)
+
     def findings(self, ctx: SampleContext) -> list[Finding]:
-        argv = [str(python_tool("bandit")), "--format", "json", "--quiet", "--ignore-nosec",
-                "--severity-level", "all", "--confidence-level", "all", SOLUTION]
-        proc = self.run_tool(ctx, argv, files={SOLUTION: ctx.code.encode()})
-        report = _json(proc, self.tool)
+        report = self._report(ctx)
         results = report.get("results") if isinstance(report, dict) else None
         errors = report.get("errors") if isinstance(report, dict) else None
         if not isinstance(results, list) or not isinstance(errors, list):

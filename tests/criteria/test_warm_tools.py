@@ -1,6 +1,6 @@
-"""The warm basedpyright language server against the command line it replaces: the same findings
-on the whole of HumanEval, and a harness that falls back to the command line when the server
-fails."""
+"""The warm tools against the command lines they replace: basedpyright's language server and
+bandit imported once find the same as their command lines on the whole of HumanEval and on code
+written to trip them, and a server that fails sends its sample to the command line."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchwright.criteria.pyrightserver import PyrightServer
 from benchwright.criteria.python_analysis import PYRIGHT_CONFIG, PythonPyright
-from benchwright.criteria.toolbox import python_tool, tools_python
+from benchwright.criteria.toolbox import python_tool
 from benchwright.sandbox.base import SandboxLimits
 from benchwright.sandbox.select import best_sandbox
 
@@ -62,8 +61,7 @@ def test_the_language_server_finds_what_the_command_line_finds_on_all_of_humanev
     assert len(codes) == 164 + len(BROKEN)
     expected = command_line(codes)
     sandbox = best_sandbox()
-    server = PyrightServer(sandbox, str(tools_python()), str(python_tool("basedpyright-langserver")),
-                           json.dumps(PYRIGHT_CONFIG).encode(), 120.0)
+    server = PythonPyright()._server(sandbox)
     try:
         got = {}
         for name, code in codes.items():
@@ -81,8 +79,7 @@ def test_the_language_server_finds_what_the_command_line_finds_on_all_of_humanev
 
 def test_a_server_that_dies_or_lies_sends_the_sample_to_the_command_line(tmp_path: Path) -> None:
     sandbox = best_sandbox()
-    server = PyrightServer(sandbox, str(tools_python()), str(python_tool("basedpyright-langserver")),
-                           json.dumps(PYRIGHT_CONFIG).encode(), 120.0)
+    server = PythonPyright()._server(sandbox)
     try:
         first = server.check(BROKEN["a type error"])
         assert first is not None and [d.get("rule") for d in first] == ["reportReturnType"]
@@ -111,5 +108,79 @@ def test_the_criterion_measures_alike_on_both_paths() -> None:
             assert (a.score, a.details, a.line, a.output) == (b.score, b.details, b.line, b.output), code
         server = warm._servers.get(sandbox)
         assert server is not None and server.started == 1  # every sample went through the server
+    finally:
+        warm.close()
+
+
+BANDIT_TRIPS = {
+    "shell and eval": "import subprocess\ndef run(c):\n    subprocess.call(c, shell=True)\n    return eval(c)\n",
+    "a password and an assert": "PASSWORD = 'hunter2'\ndef f(x):\n    assert x\n    return PASSWORD\n",
+    "pickle and md5": "import pickle, hashlib\ndef f(b):\n    hashlib.md5(b)\n    return pickle.loads(b)\n",
+    "nosec is not honoured": "import os\nos.system('ls')  # nosec\n",
+    "a syntax error": "def f(:\n    return 1\n",
+    "empty": "",
+}
+
+
+def bandit_key(r: dict[str, Any]) -> tuple[object, ...]:
+    return (r.get("line_number"), r.get("col_offset"), r.get("test_id"), r.get("issue_severity"),
+            r.get("issue_confidence"), r.get("issue_text"))
+
+
+def bandit_command_line(codes: dict[str, str]) -> dict[str, tuple[list[tuple[object, ...]], int]]:
+    """Every code checked by bandit's command line in one invocation, with the criterion's
+    arguments: per code, its findings and its count of errors (syntax errors)."""
+    from benchwright.criteria.python_analysis import BANDIT_ARGS
+
+    names = {f"s{i}.py": name for i, name in enumerate(codes)}
+    files = {f: codes[n].encode() for f, n in names.items()}
+    args = [a for a in BANDIT_ARGS if a != "solution.py"]
+    proc = best_sandbox().run([str(python_tool("bandit")), *args, *names], files=files,
+                              limits=SandboxLimits(wall_s=600, memory_mb=0, output_bytes=64 << 20))
+    report = json.loads(proc.stdout)
+    found: dict[str, tuple[list[tuple[object, ...]], int]] = {n: ([], 0) for n in codes}
+    for r in report["results"]:
+        name = names[Path(r["filename"]).name]
+        found[name][0].append(bandit_key(r))
+    for e in report["errors"]:
+        name = names[Path(e["filename"]).name]
+        found[name] = (found[name][0], found[name][1] + 1)
+    return {n: (sorted(v, key=repr), k) for n, (v, k) in found.items()}
+
+
+def test_bandit_imported_once_finds_what_its_command_line_finds_on_all_of_humaneval() -> None:
+    from benchwright.criteria.python_analysis import PythonBandit
+
+    codes = {**humaneval(), **BANDIT_TRIPS}
+    expected = bandit_command_line(codes)
+    server = PythonBandit()._server(best_sandbox())
+    try:
+        got = {}
+        for name, code in codes.items():
+            answer = server.check(code)
+            assert isinstance(answer, dict) and answer["exit"] in (0, 1), (name, answer)
+            report = json.loads(answer["report"])
+            got[name] = (sorted((bandit_key(r) for r in report["results"]), key=repr), len(report["errors"]))
+        assert server.started == 1
+    finally:
+        server.close()
+    differ = {n: (expected[n], got[n]) for n in codes if expected[n] != got[n]}
+    assert not differ, differ
+    assert len(expected["shell and eval"][0]) >= 2 and expected["a syntax error"][1] == 1
+
+
+def test_bandit_measures_alike_on_both_paths() -> None:
+    from benchwright.criteria.python_analysis import PythonBandit
+    from tests.criteria.test_python_analysis import GOOD, SECURITY, SYNTAX, _ctx
+
+    warm, cold = PythonBandit(), PythonBandit(warm=False)
+    sandbox = best_sandbox()
+    try:
+        for code in (GOOD, SECURITY, SYNTAX, BANDIT_TRIPS["nosec is not honoured"]):
+            [a] = warm.evaluate(replace(_ctx(code), sandbox=sandbox))
+            [b] = cold.evaluate(replace(_ctx(code), sandbox=sandbox))
+            assert (a.score, a.details, a.line, a.output) == (b.score, b.details, b.line, b.output), code
+        server = warm._servers.get(sandbox)
+        assert server is not None and server.started == 1
     finally:
         warm.close()

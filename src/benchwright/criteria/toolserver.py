@@ -1,0 +1,87 @@
+"""Warm analysis tools: one server per executor thread, in a sandbox session of its own.
+
+A tool's command line pays its start-up for every sample: basedpyright starts Node and loads the
+standard library's stubs (about 1.2 s), bandit imports itself and its plug-ins (about 0.17 s).
+Kept up, the same tool checks a sample in milliseconds. Each such tool has a small script that
+runs in the sandbox with the tools' Python (:mod:`.pyrightlsp`, :mod:`.banditrunner`): it starts
+or imports the tool, says ``<TAG> ready``, then for each line on its stdin
+(``{"nonce": ..., "code": ...}``) checks that code exactly as the command line would and answers
+one line, ``<TAG> <nonce> <json>``, the report the command line would write.
+
+The harness sends each sample's text over the session's stdin; it takes only a line with its own
+request's nonce, and only a report of the expected shape. A server that does not answer within
+the criterion's time limit, dies, or answers anything else is closed with its sandbox: that
+sample is checked by the command line, as before, and the next one gets a new server.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from benchwright.errors import InfraError
+from benchwright.sandbox.base import Sandbox, SandboxLimits, Session
+
+START_WAIT_S = 120.0
+"""How long a tool may take to start (Node and the stubs: a few seconds)."""
+SERVER_CPU_S = 30 * 24 * 3600
+"""The server's CPU limit: it lives for the whole run; each check is timed by the harness."""
+
+
+class ToolServer:
+    """One warm tool in one sandbox session, used by one thread."""
+
+    def __init__(self, sandbox: Sandbox, argv: list[str], files: dict[str, bytes], tag: str,
+                 wait_s: float) -> None:
+        self.sandbox = sandbox
+        self.argv = argv
+        self.files = files
+        self.tag = tag
+        """What starts each line the tool's script writes (``BWP``, ``BWB``)."""
+        self.wait_s = wait_s
+        """How long one check may take before the sample goes to the command line."""
+        self.session: Session | None = None
+        self.started = 0
+        """How many times a server process was started (1 unless one died, hung or lied)."""
+
+    def _start(self) -> Session:
+        limits = SandboxLimits(wall_s=SERVER_CPU_S, cpu_s=SERVER_CPU_S, memory_mb=0,
+                               file_size_mb=64, processes=256)
+        session = self.sandbox.start(self.argv, limits=limits, files=self.files)
+        self.started += 1
+        if session.readline(START_WAIT_S) != f"{self.tag} ready".encode():
+            tail = session.stderr_tail()
+            session.close()
+            raise InfraError(f"{self.argv[-1]} did not start as a warm tool: {tail or 'no message'}")
+        return session
+
+    def check(self, code: str) -> Any:
+        """The tool's report on ``code`` (parsed JSON); None when the server failed on it (it
+        is closed: the caller runs the command line).
+
+        Raises:
+            InfraError: the server cannot start at all.
+        """
+        if self.session is None or not self.session.alive:
+            self.close()
+            self.session = self._start()
+        nonce = secrets.token_hex(16)
+        if not self.session.send(json.dumps({"nonce": nonce, "code": code}).encode() + b"\n"):
+            self.close()
+            return None
+        line = self.session.readline(self.wait_s)
+        prefix = f"{self.tag} {nonce} ".encode()
+        if line is None or not line.startswith(prefix):
+            self.close()
+            return None
+        try:
+            return json.loads(line[len(prefix):])
+        except ValueError:
+            self.close()
+            return None
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
