@@ -184,3 +184,15 @@ def test_bandit_measures_alike_on_both_paths() -> None:
         assert server is not None and server.started == 1
     finally:
         warm.close()
+
+
+def test_a_criterion_dropped_without_close_stops_its_servers() -> None:
+    from benchwright.criteria.python_analysis import PythonBandit
+
+    criterion = PythonBandit()
+    server = criterion._servers.get(best_sandbox())
+    assert server is not None and server.check("x = 1\n") is not None
+    session = server.session
+    assert session is not None and session.alive
+    del criterion, server  # no reference cycle keeps the criterion, so its servers go with it
+    assert not session.alive

@@ -1,7 +1,7 @@
 """A warm bandit: imported once per executor thread, it checks one sample at a time.
 
 This file runs inside the sandbox with the tools' Python, started by
-:class:`benchwright.criteria.toolserver.ToolServer` as ``python -I banditrunner.py <bandit's
+:class:`benchwright.criteria.toolserver.ToolServer` as ``python -I -c <this file> <bandit's
 arguments>``. It says ``BWB ready``, then for each line on its stdin (``{"nonce": ..., "code":
 ...}``) writes the code to ``solution.py`` and runs bandit's own command-line entry point with
 those arguments in this process, its standard output captured, and answers one line,

@@ -2,7 +2,7 @@
 
 This file runs inside the sandbox (standard library only), started by
 :class:`benchwright.criteria.toolserver.ToolServer` as
-``python -I pyrightlsp.py <basedpyright-langserver> <python path>`` in a folder that holds
+``python -I -c <this file> <basedpyright-langserver> <python path>`` in a folder that holds
 ``pyrightconfig.json``. It starts the language server on its stdio, initialises it with that
 folder as the workspace, says ``BWP ready`` and then, for each line on its stdin
 (``{"nonce": ..., "code": ...}``), opens ``solution.py`` with that text as a new version, waits

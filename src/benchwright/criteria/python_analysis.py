@@ -24,8 +24,6 @@ from benchwright.sandbox.base import ProcessResult, Sandbox
 from benchwright.sandbox.servers import ThreadServers
 
 SOLUTION = "solution.py"
-PYRIGHT_ADAPTER = "bw_pyright.py"
-BANDIT_RUNNER = "bw_bandit.py"
 PYTHON_VERSION = "3.11"
 """The sandbox's interpreter (``/usr/bin/python3``), which the tools judge the code for."""
 
@@ -187,11 +185,12 @@ class PythonPyright(PythonFindings):
         self._servers: ThreadServers[ToolServer] = ThreadServers(self._server)
 
     def _server(self, sandbox: Sandbox) -> ToolServer:
-        argv = [str(tools_python()), "-I", PYRIGHT_ADAPTER, str(python_tool("basedpyright-langserver")),
+        # the adapter is not a file: the folder holds what the command line's does, nothing more
+        adapter = resources.files("benchwright.criteria").joinpath("pyrightlsp.py").read_text()
+        argv = [str(tools_python()), "-I", "-c", adapter, str(python_tool("basedpyright-langserver")),
                 sandbox.python]
-        files = {PYRIGHT_ADAPTER: resources.files("benchwright.criteria").joinpath("pyrightlsp.py").read_bytes(),
-                 "pyrightconfig.json": json.dumps(PYRIGHT_CONFIG).encode()}
-        return ToolServer(sandbox, argv, files, "BWP", self.wall_s)
+        files = {"pyrightconfig.json": json.dumps(PYRIGHT_CONFIG).encode()}
+        return ToolServer(sandbox, argv, files, "BWP", self.wall_s, self.tool)
 
     def close(self) -> None:
         self._servers.close()
@@ -249,9 +248,9 @@ class PythonBandit(PythonFindings):
         self._servers: ThreadServers[ToolServer] = ThreadServers(self._server)
 
     def _server(self, sandbox: Sandbox) -> ToolServer:
-        argv = [str(tools_python()), "-I", BANDIT_RUNNER, *BANDIT_ARGS]
-        files = {BANDIT_RUNNER: resources.files("benchwright.criteria").joinpath("banditrunner.py").read_bytes()}
-        return ToolServer(sandbox, argv, files, "BWB", self.wall_s)
+        runner = resources.files("benchwright.criteria").joinpath("banditrunner.py").read_text()
+        return ToolServer(sandbox, [str(tools_python()), "-I", "-c", runner, *BANDIT_ARGS], {}, "BWB",
+                          self.wall_s, self.tool)
 
     def close(self) -> None:
         self._servers.close()

@@ -33,8 +33,10 @@ class ToolServer:
     """One warm tool in one sandbox session, used by one thread."""
 
     def __init__(self, sandbox: Sandbox, argv: list[str], files: dict[str, bytes], tag: str,
-                 wait_s: float) -> None:
+                 wait_s: float, tool: str) -> None:
         self.sandbox = sandbox
+        self.tool = tool
+        """The tool's name and version, for messages."""
         self.argv = argv
         self.files = files
         self.tag = tag
@@ -53,7 +55,7 @@ class ToolServer:
         if session.readline(START_WAIT_S) != f"{self.tag} ready".encode():
             tail = session.stderr_tail()
             session.close()
-            raise InfraError(f"{self.argv[-1]} did not start as a warm tool: {tail or 'no message'}")
+            raise InfraError(f"{self.tool} did not start as a warm tool: {tail or 'no message'}")
         return session
 
     def check(self, code: str) -> Any:

@@ -3,7 +3,9 @@ samples (a javac, a type checker) in a sandbox session of its own."""
 
 from __future__ import annotations
 
+import inspect
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
@@ -28,7 +30,9 @@ class ThreadServers(Generic[S]):
     its process starts when the server first needs it."""
 
     def __init__(self, make: Callable[[Sandbox], S]) -> None:
-        self._make = make
+        # a method of the owner is held weakly: the owner's servers stop when it is dropped
+        self._make: Callable[[], Callable[[Sandbox], S] | None] = (
+            weakref.WeakMethod(make) if inspect.ismethod(make) else lambda: make)
         self._lock = threading.Lock()
         self._servers: dict[int, S] = {}
 
@@ -43,7 +47,10 @@ class ThreadServers(Generic[S]):
             if server is not None and server.sandbox is not sandbox:
                 old, server = server, None
             if server is None:
-                server = self._servers[thread] = self._make(sandbox)
+                make = self._make()
+                if make is None:  # the owner is gone
+                    return None
+                server = self._servers[thread] = make(sandbox)
         if old is not None:
             old.close()
         return server
