@@ -23,6 +23,8 @@ BROKEN = {
     "unused and unreachable (hints only)": "import os\ndef f():\n    return 1\n    x = 2\n",
     "empty": "",
 }
+IMPORTS_ITSELF = "import solution\nfrom solution import g\ndef g() -> int:\n    return 1\n"
+"""Resolves on the command line (``solution.py`` is its file): it must on the server too."""
 
 
 def humaneval() -> dict[str, str]:
@@ -98,7 +100,8 @@ def test_the_criterion_measures_alike_on_both_paths() -> None:
     from tests.criteria.test_python_analysis import GOOD, SYNTAX, TYPES, _ctx
 
     prompt = "import os\nfrom typing import List\n\n\ndef total(xs: List[int]) -> int:\n"
-    cases = [(GOOD, None), (TYPES, None), (SYNTAX, None), (prompt + "    return 'x'\n", prompt)]
+    cases = [(GOOD, None), (TYPES, None), (SYNTAX, None), (prompt + "    return 'x'\n", prompt),
+             (IMPORTS_ITSELF, None)]
     warm, cold = PythonPyright(), PythonPyright(warm=False)
     sandbox = best_sandbox()  # one per run, as the engine keeps it
     try:
@@ -124,7 +127,7 @@ BANDIT_TRIPS = {
 
 def bandit_key(r: dict[str, Any]) -> tuple[object, ...]:
     return (r.get("line_number"), r.get("col_offset"), r.get("test_id"), r.get("issue_severity"),
-            r.get("issue_confidence"), r.get("issue_text"))
+            r.get("issue_confidence"), r.get("issue_text"), r.get("code"))
 
 
 def bandit_command_line(codes: dict[str, str]) -> dict[str, tuple[list[tuple[object, ...]], int]]:
@@ -196,3 +199,21 @@ def test_a_criterion_dropped_without_close_stops_its_servers() -> None:
     assert session is not None and session.alive
     del criterion, server  # no reference cycle keeps the criterion, so its servers go with it
     assert not session.alive
+
+
+def test_a_tool_server_that_cannot_start_sends_samples_to_the_command_line() -> None:
+    from benchwright.criteria.python_analysis import PythonBandit
+    from benchwright.criteria.toolserver import MAX_START_FAILURES, ToolServer
+
+    sandbox = best_sandbox()
+    broken = ToolServer(sandbox, ["/bin/false"], {}, "BWB", 10.0, "bandit")
+    for _ in range(MAX_START_FAILURES + 2):
+        assert broken.check("x = 1\n") is None
+    assert broken.start_failures == MAX_START_FAILURES  # then it stops trying
+    criterion = PythonBandit()
+    criterion._servers = type(criterion._servers)(lambda _sandbox: broken)
+    from tests.criteria.test_python_analysis import SECURITY, _ctx
+
+    [m] = criterion.evaluate(replace(_ctx(SECURITY), sandbox=sandbox))
+    [expected] = PythonBandit(warm=False).evaluate(replace(_ctx(SECURITY), sandbox=sandbox))
+    assert (m.score, m.details) == (expected.score, expected.details)

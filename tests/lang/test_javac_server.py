@@ -181,3 +181,36 @@ def test_the_server_runs_in_its_own_sandbox_and_leaves_no_job_behind(tmp_path: P
         assert left == [], left
     finally:
         server.close()
+
+
+@needs_jdk
+def test_a_solution_that_rewrites_the_runners_statics_passes_no_test(tmp_path: Path) -> None:
+    """Reflection reaches every static field of the runner: pointing any of them at the
+    solution's own things (a no-op in place of the test method, another class's name, a fake
+    worker thread) must not turn one failing test into a pass."""
+    hijack = """public class Solution {
+    public static void __bwRun(int i) { }
+    public static int add(int a, int b) {
+        try {
+            for (java.lang.reflect.Field f : Class.forName("bwrunner.Runner").getDeclaredFields()) {
+                if (!java.lang.reflect.Modifier.isStatic(f.getModifiers())) continue;
+                f.setAccessible(true);
+                Class<?> t = f.getType();
+                if (t == java.lang.reflect.Method.class) f.set(null, Solution.class.getMethod("__bwRun", int.class));
+                else if (t == String.class) f.set(null, "Solution");
+                else if (t == Thread.class) f.set(null, new Thread());
+                else if (t == long.class) f.setLong(null, 1L);
+            }
+        } catch (Throwable e) { }
+        return 0;
+    }
+}
+"""
+    tests = [TestSpec(f"t{i}", f"assert Solution.add({i}, 1) == {i + 1};") for i in range(5)]
+    sandbox = RlimitSandbox(tmp_root=str(tmp_path))
+    for lang in (JavaLanguage(), JavaLanguage(compile_server=False)):
+        try:
+            result = run(lang, sandbox, hijack, tests, None)
+            assert [t.status for t in result.tests] == ["fail"] * 5, result.extra["compiler"]
+        finally:
+            lang.close()

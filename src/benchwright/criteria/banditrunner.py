@@ -13,6 +13,7 @@ time).
 import contextlib
 import io
 import json
+import linecache
 import sys
 
 from bandit.cli import main as bandit  # type: ignore[import-not-found]
@@ -37,6 +38,7 @@ def main() -> None:
         job = json.loads(line)
         with open("solution.py", "wb") as f:
             f.write(job["code"].encode())
+        linecache.clearcache()  # bandit quotes lines through it: never an earlier sample's
         report = Captured()
         status: object = 0
         sys.argv = ["bandit", *arguments]

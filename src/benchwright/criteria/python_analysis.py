@@ -186,10 +186,12 @@ class PythonPyright(PythonFindings):
 
     def _server(self, sandbox: Sandbox) -> ToolServer:
         # the adapter is not a file: the folder holds what the command line's does, nothing more
+        # (an empty solution.py, so that `import solution` resolves as it does there; the server
+        # checks the open document's text, never this file)
         adapter = resources.files("benchwright.criteria").joinpath("pyrightlsp.py").read_text()
         argv = [str(tools_python()), "-I", "-c", adapter, str(python_tool("basedpyright-langserver")),
                 sandbox.python]
-        files = {"pyrightconfig.json": json.dumps(PYRIGHT_CONFIG).encode()}
+        files = {"pyrightconfig.json": json.dumps(PYRIGHT_CONFIG).encode(), SOLUTION: b""}
         return ToolServer(sandbox, argv, files, "BWP", self.wall_s, self.tool)
 
     def close(self) -> None:

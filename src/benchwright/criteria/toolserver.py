@@ -25,6 +25,7 @@ from benchwright.sandbox.base import Sandbox, SandboxLimits, Session
 
 START_WAIT_S = 120.0
 """How long a tool may take to start (Node and the stubs: a few seconds)."""
+MAX_START_FAILURES = 3
 SERVER_CPU_S = 30 * 24 * 3600
 """The server's CPU limit: it lives for the whole run; each check is timed by the harness."""
 
@@ -46,6 +47,9 @@ class ToolServer:
         self.session: Session | None = None
         self.started = 0
         """How many times a server process was started (1 unless one died, hung or lied)."""
+        self.start_failures = 0
+        """How many starts failed; after :data:`MAX_START_FAILURES` every sample goes to the
+        command line without trying again."""
 
     def _start(self) -> Session:
         limits = SandboxLimits(wall_s=SERVER_CPU_S, cpu_s=SERVER_CPU_S, memory_mb=0,
@@ -62,12 +66,18 @@ class ToolServer:
         """The tool's report on ``code`` (parsed JSON); None when the server failed on it (it
         is closed: the caller runs the command line).
 
-        Raises:
-            InfraError: the server cannot start at all.
+        A server that cannot start also answers None (the command line then says what is
+        wrong, if anything is).
         """
         if self.session is None or not self.session.alive:
             self.close()
-            self.session = self._start()
+            if self.start_failures >= MAX_START_FAILURES:
+                return None
+            try:
+                self.session = self._start()
+            except InfraError:  # the command line still works: the sample is not the harness's loss
+                self.start_failures += 1
+                return None
         nonce = secrets.token_hex(16)
         if not self.session.send(json.dumps({"nonce": nonce, "code": code}).encode() + b"\n"):
             self.close()

@@ -15,6 +15,8 @@ import java.util.stream.*;
 import javax.tools.*;
 
 public class BwJavac {
+    static final int MESSAGE_CHARS = 256 * 1024;  // javac repeats a long source line with each error
+
     public static void main(String[] args) throws Exception {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
@@ -53,6 +55,7 @@ public class BwJavac {
                 diag.write(("javac failed: " + t).getBytes(StandardCharsets.UTF_8));
             }
             String messages = diag.toString(StandardCharsets.UTF_8).replace(prefix, "");
+            if (messages.length() > MESSAGE_CHARS) messages = messages.substring(0, MESSAGE_CHARS) + "\n...";
             StringBuilder answer = new StringBuilder("BWC ").append(nonce).append(' ').append(code).append(' ')
                 .append(enc.encodeToString(messages.getBytes(StandardCharsets.UTF_8)));
             if (code == 0) {

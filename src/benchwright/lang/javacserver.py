@@ -53,6 +53,8 @@ COMPILE_WAIT_S = 30.0
 START_WAIT_S = 60.0
 """How long the server may take to start (the source launcher compiles it first: about 1 s)."""
 SERVER_HEAP_MB = 1024
+MAX_START_FAILURES = 3
+"""Failed starts after which a server is not tried again (every sample takes the old path)."""
 SERVER_CPU_S = 30 * 24 * 3600
 """The server's CPU limit: it lives for the whole run; each compile is timed by the harness."""
 SERVER_PROCESSES = 256
@@ -114,7 +116,8 @@ class CompileCache:
         return replace(found, wall_ms=0.0, cached=True) if found is not None else None
 
     def put(self, key: str, compiled: Compiled) -> None:
-        if compiled.size > self.budget:
+        """Keep ``compiled`` unless javac itself failed (a crash is retried, not repeated)."""
+        if compiled.exit_code not in (0, 1) or compiled.size > self.budget:
             return
         with self._lock:
             old = self._entries.pop(key, None)
@@ -136,6 +139,9 @@ class JavacServer:
         self.session: Session | None = None
         self.started = 0
         """How many times a server process was started (1 unless one died, hung or lied)."""
+        self.start_failures = 0
+        """How many starts failed; after :data:`MAX_START_FAILURES` every sample compiles the
+        old way without trying again."""
 
     def _start(self) -> Session:
         limits = SandboxLimits(wall_s=SERVER_CPU_S, cpu_s=SERVER_CPU_S, memory_mb=0,
@@ -152,10 +158,8 @@ class JavacServer:
     def compile(self, sources: dict[str, bytes], *, packages: bool = False) -> Compiled | None:
         """Compile ``sources`` (file name -> text); None when the server failed (it is closed:
         the caller compiles the old way, and the next call starts a new server). ``packages``:
-        class files may be in package folders (the harness's own sources only).
-
-        Raises:
-            InfraError: the server cannot start at all.
+        class files may be in package folders (the harness's own sources only). A server that
+        cannot start also answers None.
         """
         nonce = secrets.token_hex(16)
         request = nonce + "".join(
@@ -163,7 +167,13 @@ class JavacServer:
         start = time.perf_counter()
         if self.session is None or not self.session.alive:
             self.close()
-            self.session = self._start()
+            if self.start_failures >= MAX_START_FAILURES:
+                return None
+            try:
+                self.session = self._start()
+            except InfraError:  # the old path still works: the sample is not the harness's loss
+                self.start_failures += 1
+                return None
         session = self.session
         if not session.send(request.encode("ascii")):
             self.close()

@@ -10,16 +10,13 @@
 package bwrunner;
 
 public final class Runner {
-    private static java.lang.String __bwClass = "";
-    private static volatile java.lang.reflect.Method __bwMethod;
+    private static java.lang.String __bwClass = "";  // for the lines of frames only (see Tests)
     private static final java.lang.Object __bwCapLock = new java.lang.Object();
     private static final java.io.ByteArrayOutputStream __bwCaptured = new java.io.ByteArrayOutputStream();
     private static boolean __bwTruncated;
     private static int __bwCap = 4096;
     private static volatile int __bwCurrent = -1;
     private static volatile boolean __bwFinished;
-    private static volatile java.lang.Thread __bwWorker;
-    private static volatile long __bwTid = -1;  // the worker's thread id in the kernel
 
     static final class __BwTee extends java.io.OutputStream {
         @java.lang.Override public void write(int b) {
@@ -164,12 +161,12 @@ public final class Runner {
     // count for that thread (/proc/self/task/<tid>/schedstat, in ns: what ThreadMXBean reads,
     // without the ~35 ms the management classes cost to load); ThreadMXBean only when the
     // kernel does not offer it.
-    static void __bwUsage(Channel ch) {
+    static void __bwUsage(Channel ch, Tests tests) {
         java.lang.StringBuilder sb = new java.lang.StringBuilder("{\"ev\":\"usage\"");
         long rss = __bwPeakRss();
         if (rss >= 0) sb.append(",\"max_rss_bytes\":").append(rss);
-        java.lang.Thread worker = __bwWorker;
-        long tid = __bwTid;
+        java.lang.Thread worker = tests.worker;
+        long tid = tests.tid;
         long ns = tid > 0 ? __bwProcNumber("/proc/self/task/" + tid + "/schedstat") : -1;
         if (worker == null) {
             sb.append(",\"cpu_ms\":0.0");
@@ -224,26 +221,34 @@ public final class Runner {
         return sb.toString();
     }
 
-    // the test class's __bwRun, found (and the class initialised) by the first test's thread
-    static java.lang.reflect.Method __bwTests() throws java.lang.Throwable {
-        java.lang.reflect.Method m = __bwMethod;
-        if (m == null) {
-            m = java.lang.Class.forName(__bwClass).getMethod("__bwRun", int.class);
-            __bwMethod = m;
+    // What main shares with the worker and the exit hook: the test class's name, its __bwRun
+    // once found (the class initialised by the first test's thread), the worker thread and its
+    // kernel thread id. In no static field: a solution reaches statics by reflection, and one
+    // that could point the method at its own would make every later test pass. Only main's
+    // locals and objects held by the JDK's own classes (closed to reflection) refer to it.
+    static final class Tests {
+        private final java.lang.String className;
+        private java.lang.reflect.Method method;
+        private volatile java.lang.Thread worker;
+        private volatile long tid = -1;
+        Tests(java.lang.String className) { this.className = className; }
+        java.lang.reflect.Method method() throws java.lang.Throwable {
+            if (method == null) method = java.lang.Class.forName(className).getMethod("__bwRun", int.class);
+            return method;
         }
-        return m;
     }
 
     // nested classes rather than lambdas: no invokedynamic bootstrap at start-up
     static final class __BwTest implements java.util.concurrent.Callable<java.lang.Object[]> {
         private final int index;
-        __BwTest(int index) { this.index = index; }
+        private final Tests tests;
+        __BwTest(int index, Tests tests) { this.index = index; this.tests = tests; }
         @java.lang.Override public java.lang.Object[] call() {
-            if (__bwTid < 0) __bwTid = __bwProcNumber("/proc/thread-self/stat");
+            if (tests.tid < 0) tests.tid = __bwProcNumber("/proc/thread-self/stat");
             long started = java.lang.System.nanoTime();
             try {
                 try {
-                    __bwTests().invoke(null, index);
+                    tests.method().invoke(null, index);
                 } catch (java.lang.reflect.InvocationTargetException e) {
                     throw e.getCause();
                 }
@@ -255,17 +260,20 @@ public final class Runner {
     }
 
     static final class __BwThreads implements java.util.concurrent.ThreadFactory {
+        private final Tests tests;
+        __BwThreads(Tests tests) { this.tests = tests; }
         @java.lang.Override public java.lang.Thread newThread(java.lang.Runnable r) {
             java.lang.Thread t = new java.lang.Thread(r, "benchwright-test");
             t.setDaemon(true);
-            __bwWorker = t;
+            tests.worker = t;
             return t;
         }
     }
 
     static final class __BwOnExit implements java.lang.Runnable {
         private final Channel ch;
-        __BwOnExit(Channel ch) { this.ch = ch; }
+        private final Tests tests;
+        __BwOnExit(Channel ch, Tests tests) { this.ch = ch; this.tests = tests; }
         @java.lang.Override public void run() {
             if (__bwFinished) return;
             __bwFlushAll();
@@ -273,7 +281,7 @@ public final class Runner {
             sb.append(__bwCurrent).append(",\"out\":");
             __bwJson(sb, __bwTakeOutput());
             ch.emit(sb.append('}').toString());
-            __bwUsage(ch);
+            __bwUsage(ch, tests);
         }
     }
 
@@ -281,6 +289,7 @@ public final class Runner {
         final Channel ch = new Channel(new java.io.FileOutputStream(java.io.FileDescriptor.out), __bwPrefix());
         __bwCap = java.lang.Integer.parseInt(args[1]);
         __bwClass = args[2];
+        final Tests tests = new Tests(args[2]);
         final int n = java.lang.Integer.parseInt(args[3]);
         // every test's own time limit in ms, comma-separated; the last one stands for any test after
         final java.lang.String[] limitsMs = args[0].split(",");
@@ -293,14 +302,14 @@ public final class Runner {
         java.lang.System.setOut(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
         java.lang.System.setErr(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
         ch.emit("{\"ev\":\"begin\",\"n\":" + n + "}");
-        java.lang.Runtime.getRuntime().addShutdownHook(new java.lang.Thread(new __BwOnExit(ch)));
+        java.lang.Runtime.getRuntime().addShutdownHook(new java.lang.Thread(new __BwOnExit(ch, tests)));
         java.util.concurrent.ExecutorService pool =
-            java.util.concurrent.Executors.newSingleThreadExecutor(new __BwThreads());
+            java.util.concurrent.Executors.newSingleThreadExecutor(new __BwThreads(tests));
         for (int i = 0; i < n; i++) {
             __bwCurrent = i;
             ch.emit("{\"ev\":\"start\",\"i\":" + i + "}");
             final long submitted = java.lang.System.nanoTime();
-            java.util.concurrent.Future<java.lang.Object[]> future = pool.submit(new __BwTest(i));
+            java.util.concurrent.Future<java.lang.Object[]> future = pool.submit(new __BwTest(i, tests));
             long nanos;
             java.lang.Throwable thrown;
             try {
@@ -309,13 +318,13 @@ public final class Runner {
                 thrown = (java.lang.Throwable) r[1];
             } catch (java.util.concurrent.TimeoutException e) {
                 long waited = java.lang.System.nanoTime() - submitted;
-                java.lang.Thread worker = __bwWorker;
+                java.lang.Thread worker = tests.worker;
                 java.lang.StackTraceElement[] where = worker == null ? null : worker.getStackTrace();
                 __bwFlushAll();
                 ch.emit(__bwRecord(i, "timeout", waited, null, where, __bwTakeOutput()));
                 for (int j = i + 1; j < n; j++) ch.emit(__bwRecord(j, "not_run", -1, null, null, null));
                 __bwFinished = true;
-                __bwUsage(ch);
+                __bwUsage(ch, tests);
                 ch.emit("{\"ev\":\"done\"}");
                 java.lang.Runtime.getRuntime().halt(0);
                 return;
@@ -329,7 +338,7 @@ public final class Runner {
             ch.emit(__bwRecord(i, status, nanos, thrown, null, out));
         }
         __bwFinished = true;
-        __bwUsage(ch);
+        __bwUsage(ch, tests);
         ch.emit("{\"ev\":\"done\"}");
         java.lang.Runtime.getRuntime().halt(0);
     }
