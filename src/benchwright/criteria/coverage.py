@@ -6,6 +6,10 @@ prelude in one namespace (``__name__ == "solution"``), then every test case in a
 each on its own (a failing, crashing or timed-out test does not stop the others). Only
 ``solution.py`` is measured. Two processes: a trusted driver starts the instrumented one, which
 saves its data after each step, so that what ran before a crash or a time-out still counts.
+When the instrumented process has run every step it also writes the report (coverage.py is
+loaded there already); the driver takes it only then, and otherwise makes the report from the
+saved data, as it always did. Either way the report comes from data the code's own process
+wrote: the code could forge the data file as easily as the report.
 
 The score is coverage.py's own total: ``(covered lines + covered branches) / (statements +
 branches)``. An ``if __name__ == "__main__":`` block is left out (the tests never run it);
@@ -103,6 +107,14 @@ def _cover_tests() -> None:  # pragma: no cover  (runs in the sandbox, under cov
     if loaded:
         for test in job["tests"]:
             step(test["name"], test["code"], "<test>", dict(ns), test["timeout"])
+    if cov is not None and job["self_report"]:  # the report, here where coverage.py is loaded: the driver
+        try:  # then need not load it (about 0.1 s of a sample), unless this process dies first
+            cov.stop()
+            cov.save()
+            cov.json_report(morfs=[path], outfile="bw_report.part")
+            os.replace("bw_report.part", "bw_report.json")
+        except BaseException:
+            pass
 
 
 def _cover_driver() -> None:  # pragma: no cover  (runs in the sandbox)
@@ -156,14 +168,23 @@ def _cover_driver() -> None:  # pragma: no cover  (runs in the sandbox)
             out["output"] = fb.read()[-2000:].decode(errors="replace")
         print(json.dumps(out))
         return
-    cov = importlib.import_module("coverage").Coverage(config_file="bw_coverage.ini")
-    cov.load()
-    cov.start()  # measures nothing: saving adds solution.py unexecuted if nothing ran
-    cov.stop()
-    cov.save()
-    cov.json_report(morfs=[path], outfile="bw_report.json")
-    with open("bw_report.json") as f:
-        report = next(iter(json.load(f)["files"].values()), None)
+    report = None
+    whole = not out["timed_out"] and out["exit"] == 0 and len(steps) == 2 + bool(job["prelude"]) + len(job["tests"])
+    if whole:  # the instrumented process ran every step and wrote the report itself
+        with contextlib.suppress(OSError, ValueError, AttributeError, StopIteration, TypeError), \
+                open("bw_report.json") as f:
+            report = next(iter(json.load(f)["files"].values()))
+    if not isinstance(report, dict):  # it did not: the report from the data it saved
+        with contextlib.suppress(OSError):
+            os.remove("bw_report.json")
+        cov = importlib.import_module("coverage").Coverage(config_file="bw_coverage.ini")
+        cov.load()
+        cov.start()  # measures nothing: saving adds solution.py unexecuted if nothing ran
+        cov.stop()
+        cov.save()
+        cov.json_report(morfs=[path], outfile="bw_report.json")
+        with open("bw_report.json") as f:
+            report = next(iter(json.load(f)["files"].values()), None)
     if report is not None:
         keep = ("summary", "missing_lines", "missing_branches", "excluded_lines")
         out["report"] = {k: report.get(k) for k in keep}
@@ -206,6 +227,11 @@ class PythonCoverage(Criterion):
     languages = ("python",)
     tool = "coverage.py 7.17.3"
 
+    def __init__(self, self_report: bool = True) -> None:
+        self.self_report = self_report
+        """The instrumented process writes the report when it ran every step (the driver then
+        need not load coverage.py); False: the driver always makes it from the saved data."""
+
     def missing(self) -> str | None:
         return missing_file(python_tool("coverage"), "coverage.py")
 
@@ -220,7 +246,8 @@ class PythonCoverage(Criterion):
         load = ceiling * SLOWDOWN
         wall = min(MAX_WALL_S, load * (2 if ctx.rendered.prelude else 1)
                    + sum(limit + 0.5 for limit in limits) + 5)
-        job = {"tests": tests, "prelude": ctx.rendered.prelude, "load_timeout": load, "wall": wall}
+        job = {"tests": tests, "prelude": ctx.rendered.prelude, "load_timeout": load, "wall": wall,
+               "self_report": self.self_report}
         files = {SOLUTION: ctx.code.encode(), "bw_job.json": json.dumps(job).encode(),
                  "bw_coverage.ini": RCFILE.encode(), "bw_driver.py": _script("_cover_driver"),
                  "bw_tests.py": _script("_cover_tests")}
