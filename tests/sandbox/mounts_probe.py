@@ -227,6 +227,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+    # socketserver's default backlog is 5: an 8-way connect under load then failed at once (a
+    # Unix socket refuses past its backlog), which is this stand-in's limit, not the bridge's
+    # (benchwright's own model endpoint listens with a backlog of 1024)
+    request_queue_size = 64
 
 
 CLIENT = r'''
