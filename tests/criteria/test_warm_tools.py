@@ -203,7 +203,8 @@ def test_a_criterion_dropped_without_close_stops_its_servers() -> None:
 
 def test_a_tool_server_that_cannot_start_sends_samples_to_the_command_line() -> None:
     from benchwright.criteria.python_analysis import PythonBandit
-    from benchwright.criteria.toolserver import MAX_START_FAILURES, ToolServer
+    from benchwright.criteria.toolserver import ToolServer
+    from benchwright.sandbox.servers import MAX_START_FAILURES
 
     sandbox = best_sandbox()
     broken = ToolServer(sandbox, ["/bin/false"], {}, "BWB", 10.0, "bandit")

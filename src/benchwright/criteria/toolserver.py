@@ -20,47 +20,26 @@ import json
 import secrets
 from typing import Any
 
-from benchwright.errors import InfraError
-from benchwright.sandbox.base import Sandbox, SandboxLimits, Session
+from benchwright.sandbox.base import Sandbox, SandboxLimits
+from benchwright.sandbox.servers import SERVER_CPU_S, WarmServer
 
 START_WAIT_S = 120.0
 """How long a tool may take to start (Node and the stubs: a few seconds)."""
-MAX_START_FAILURES = 3
-SERVER_CPU_S = 30 * 24 * 3600
-"""The server's CPU limit: it lives for the whole run; each check is timed by the harness."""
 
 
-class ToolServer:
+class ToolServer(WarmServer):
     """One warm tool in one sandbox session, used by one thread."""
 
     def __init__(self, sandbox: Sandbox, argv: list[str], files: dict[str, bytes], tag: str,
                  wait_s: float, tool: str) -> None:
-        self.sandbox = sandbox
-        self.tool = tool
-        """The tool's name and version, for messages."""
-        self.argv = argv
-        self.files = files
+        super().__init__(sandbox, argv, files, ready=f"{tag} ready".encode(),
+                         what=f"{tool} (as a warm tool)", start_wait_s=START_WAIT_S,
+                         limits=SandboxLimits(wall_s=SERVER_CPU_S, cpu_s=SERVER_CPU_S, memory_mb=0,
+                                              file_size_mb=64, processes=256))
         self.tag = tag
         """What starts each line the tool's script writes (``BWP``, ``BWB``)."""
         self.wait_s = wait_s
         """How long one check may take before the sample goes to the command line."""
-        self.session: Session | None = None
-        self.started = 0
-        """How many times a server process was started (1 unless one died, hung or lied)."""
-        self.start_failures = 0
-        """How many starts failed; after :data:`MAX_START_FAILURES` every sample goes to the
-        command line without trying again."""
-
-    def _start(self) -> Session:
-        limits = SandboxLimits(wall_s=SERVER_CPU_S, cpu_s=SERVER_CPU_S, memory_mb=0,
-                               file_size_mb=64, processes=256)
-        session = self.sandbox.start(self.argv, limits=limits, files=self.files)
-        self.started += 1
-        if session.readline(START_WAIT_S) != f"{self.tag} ready".encode():
-            tail = session.stderr_tail()
-            session.close()
-            raise InfraError(f"{self.tool} did not start as a warm tool: {tail or 'no message'}")
-        return session
 
     def check(self, code: str) -> Any:
         """The tool's report on ``code`` (parsed JSON); None when the server failed on it (it
@@ -69,20 +48,8 @@ class ToolServer:
         A server that cannot start also answers None (the command line then says what is
         wrong, if anything is).
         """
-        if self.session is None or not self.session.alive:
-            self.close()
-            if self.start_failures >= MAX_START_FAILURES:
-                return None
-            try:
-                self.session = self._start()
-            except InfraError:  # the command line still works: the sample is not the harness's loss
-                self.start_failures += 1
-                return None
         nonce = secrets.token_hex(16)
-        if not self.session.send(json.dumps({"nonce": nonce, "code": code}).encode() + b"\n"):
-            self.close()
-            return None
-        line = self.session.readline(self.wait_s)
+        line = self.ask(json.dumps({"nonce": nonce, "code": code}).encode() + b"\n", self.wait_s)
         prefix = f"{self.tag} {nonce} ".encode()
         if line is None or not line.startswith(prefix):
             self.close()
@@ -92,8 +59,3 @@ class ToolServer:
         except ValueError:
             self.close()
             return None
-
-    def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
-            self.session = None

@@ -43,8 +43,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from importlib import resources
 
-from benchwright.errors import InfraError
-from benchwright.sandbox.base import Sandbox, SandboxLimits, Session
+from benchwright.sandbox.base import Sandbox, SandboxLimits
+from benchwright.sandbox.servers import SERVER_CPU_S, WarmServer
 
 SOURCE = resources.files("benchwright.lang").joinpath("javacserver.java").read_bytes()
 SOURCE_FILE = "BwJavac.java"
@@ -53,10 +53,6 @@ COMPILE_WAIT_S = 30.0
 START_WAIT_S = 60.0
 """How long the server may take to start (the source launcher compiles it first: about 1 s)."""
 SERVER_HEAP_MB = 1024
-MAX_START_FAILURES = 3
-"""Failed starts after which a server is not tried again (every sample takes the old path)."""
-SERVER_CPU_S = 30 * 24 * 3600
-"""The server's CPU limit: it lives for the whole run; each compile is timed by the harness."""
 SERVER_PROCESSES = 256
 """RLIMIT_NPROC counts threads: a JVM starts a few dozen."""
 MAX_CLASSES = 4096
@@ -130,30 +126,15 @@ class CompileCache:
                 self._bytes -= dropped.size
 
 
-class JavacServer:
+class JavacServer(WarmServer):
     """One javac server in one sandbox session, used by one thread."""
 
     def __init__(self, sandbox: Sandbox, java: str, flags: list[str], jvm_flags: list[str]) -> None:
-        self.sandbox = sandbox
-        self.argv = [java, *jvm_flags, f"-Xmx{SERVER_HEAP_MB}m", SOURCE_FILE, *flags]
-        self.session: Session | None = None
-        self.started = 0
-        """How many times a server process was started (1 unless one died, hung or lied)."""
-        self.start_failures = 0
-        """How many starts failed; after :data:`MAX_START_FAILURES` every sample compiles the
-        old way without trying again."""
-
-    def _start(self) -> Session:
-        limits = SandboxLimits(wall_s=SERVER_CPU_S, cpu_s=SERVER_CPU_S, memory_mb=0,
-                               processes=SERVER_PROCESSES)
-        session = self.sandbox.start(self.argv, files={SOURCE_FILE: SOURCE}, limits=limits)
-        self.started += 1
-        line = session.readline(START_WAIT_S)
-        if line != b"BWC ready":
-            tail = session.stderr_tail()
-            session.close()
-            raise InfraError(f"the javac server did not start: {tail or 'no message'}")
-        return session
+        super().__init__(sandbox, [java, *jvm_flags, f"-Xmx{SERVER_HEAP_MB}m", SOURCE_FILE, *flags],
+                         {SOURCE_FILE: SOURCE}, ready=b"BWC ready", what="the javac server",
+                         start_wait_s=START_WAIT_S,
+                         limits=SandboxLimits(wall_s=SERVER_CPU_S, cpu_s=SERVER_CPU_S, memory_mb=0,
+                                              processes=SERVER_PROCESSES))
 
     def compile(self, sources: dict[str, bytes], *, packages: bool = False) -> Compiled | None:
         """Compile ``sources`` (file name -> text); None when the server failed (it is closed:
@@ -165,30 +146,12 @@ class JavacServer:
         request = nonce + "".join(
             f" {_b64(name.encode())}:{_b64(data)}" for name, data in sources.items()) + "\n"
         start = time.perf_counter()
-        if self.session is None or not self.session.alive:
-            self.close()
-            if self.start_failures >= MAX_START_FAILURES:
-                return None
-            try:
-                self.session = self._start()
-            except InfraError:  # the old path still works: the sample is not the harness's loss
-                self.start_failures += 1
-                return None
-        session = self.session
-        if not session.send(request.encode("ascii")):
-            self.close()
-            return None
-        line = session.readline(COMPILE_WAIT_S)
+        line = self.ask(request.encode("ascii"), COMPILE_WAIT_S)
         wall_ms = (time.perf_counter() - start) * 1000
         answer = _parse(line, nonce, wall_ms, packages) if line is not None else None
         if answer is None:
             self.close()
         return answer
-
-    def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
-            self.session = None
 
 
 def _b64(data: bytes) -> str:
