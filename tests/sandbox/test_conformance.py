@@ -44,6 +44,7 @@ COVERAGE = {
     "clean-env": ["test_clean_env"],
     "limits": ["test_memory_bomb", "test_busy_loop_hits_the_wall_limit",
                "test_busy_loop_hits_the_cpu_limit", "test_stdout_flood_is_capped",
+               "test_what_the_command_writes_as_it_exits_is_read",
                "test_huge_file_is_cut_by_the_file_size_limit"],
     "process-limit": ["test_process_limit", "test_fork_bomb", "test_twenty_thousand_threads"],
     "stdin-closed": ["test_stdin_gets_eof"],
@@ -429,6 +430,28 @@ def test_stdout_flood_is_capped(sandbox: Sandbox) -> None:
     assert r.exit_code == 0 and not r.timed_out, r.stderr
     assert r.stdout == b"x" * (64 * 1024)
     assert time.monotonic() - start < 30
+
+
+def test_what_the_command_writes_as_it_exits_is_read(sandbox: Sandbox,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness looks whether the command is gone whenever its pipes were quiet for a
+    moment; if it wrote its result and exited just then (a busy machine), that result is in
+    the pipes and must still be read (it was lost: a run's result line, once in a few thousand
+    samples under load). The look is made slow here, so the exit always falls in that window."""
+    from benchwright.sandbox import rlimit
+
+    real = rlimit._exited
+
+    def late(pid: int) -> bool:
+        time.sleep(0.4)
+        return real(pid)
+
+    monkeypatch.setattr(rlimit, "_exited", late)
+    r = py(sandbox, "import sys, time\ntime.sleep(0.15)\nprint('LAST WORDS')\n"
+                    "sys.stderr.write('and a warning')\n")
+    assert r.exit_code == 0 and not r.timed_out, r
+    assert out(r) == "LAST WORDS"
+    assert r.stderr.decode().endswith("and a warning")
 
 
 def test_huge_file_is_cut_by_the_file_size_limit(sandbox: Sandbox) -> None:

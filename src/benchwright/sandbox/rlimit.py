@@ -82,6 +82,11 @@ def _preexec(limits: SandboxLimits, processes: bool | None = None, uid: int | No
             os._exit(127)  # the harness died before the signal was armed: never run orphaned
 
 
+DRAIN_S = 0.05
+"""How long the pipes are still read once the command is gone while something it left holds
+them open: what it wrote itself is in them already; a leftover that keeps writing is cut off."""
+
+
 def _exited(pid: int) -> bool:
     """Whether ``pid`` has exited, without reaping it."""
     info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
@@ -480,16 +485,22 @@ class RlimitSandbox(Sandbox):
                 caps[stream.fileno()] = cap + (err_extra if stream is proc.stderr else 0)
         timed_out = False
         open_streams = len(bufs)
+        gone: float | None = None  # when the command was seen gone
         while open_streams:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 timed_out = True
                 _kill_group(proc.pid)
                 break
-            events = sel.select(timeout=min(remaining, 0.05))
-            if not events and _exited(proc.pid):
-                # the command is gone but something it left behind holds the pipes open
-                break
+            events = sel.select(timeout=0 if gone is not None else min(remaining, 0.05))
+            if gone is not None and (not events or time.perf_counter() - gone > DRAIN_S):
+                break  # what it wrote before it exited is read; the rest is not its own
+            if not events:
+                # the command may be gone while something it left behind holds the pipes
+                # open; what it wrote just before it exited is still in them: read that first
+                if _exited(proc.pid):
+                    gone = time.perf_counter()
+                continue
             for key, _ in events:
                 fd = key.fileobj.fileno()  # type: ignore[union-attr]
                 try:
