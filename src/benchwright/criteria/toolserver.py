@@ -48,8 +48,13 @@ class ToolServer(WarmServer):
         A server that cannot start also answers None (the command line then says what is
         wrong, if anything is).
         """
+        return self.request({"code": code}, self.wait_s)
+
+    def request(self, fields: dict[str, Any], wait_s: float) -> Any:
+        """The answer (parsed JSON) to a request of ``fields`` and a fresh nonce, within
+        ``wait_s``; None as for :meth:`check`."""
         nonce = secrets.token_hex(16)
-        line = self.ask(json.dumps({"nonce": nonce, "code": code}).encode() + b"\n", self.wait_s)
+        line = self.ask(json.dumps({**fields, "nonce": nonce}).encode() + b"\n", wait_s)
         prefix = f"{self.tag} {nonce} ".encode()
         if line is None or not line.startswith(prefix):
             self.close()
