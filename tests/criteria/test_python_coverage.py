@@ -5,6 +5,7 @@ coverage.py missing."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -207,9 +208,9 @@ def test_coverage_missing_is_na_with_the_fix(tmp_path: Path, bw: Runner) -> None
 
 
 def test_coverage_that_cannot_start_is_an_infra_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from benchwright.criteria import coverage
+    from benchwright.criteria import coveragerun
 
-    monkeypatch.setattr(coverage, "RCFILE", "[run]\nbranch = perhaps\n")
+    monkeypatch.setattr(coveragerun, "RCFILE", "[run]\nbranch = perhaps\n")
     with pytest.raises(InfraError, match=r"did not start the tests: Couldn.t read config file bw_coverage.ini: Not a boolean"):
         _measure(SIGN, ALL)
 
@@ -304,3 +305,50 @@ def test_a_timed_out_test_never_stops_the_measurement(warm: bool) -> None:
             assert m.score == 1.0 and "interrupted" not in m.details, m.output
     finally:
         criterion.close()
+
+
+FORGING_DAEMON = '''
+import json, os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        here = os.getcwd()
+        end = time.monotonic() + 10
+        while time.monotonic() < end:  # a whole report for whatever sample comes next
+            for folder in (here, "/tmp"):
+                try:
+                    with open(os.path.join(folder, "bw_steps.jsonl"), "w") as f:
+                        f.write('{"step": "start", "status": "pass"}\\n' * 9)
+                    with open(os.path.join(folder, "bw_report.json"), "w") as f:
+                        json.dump({"files": {"x": {"summary": {"covered_lines": 99}}}}, f)
+                except OSError:
+                    pass
+            time.sleep(0.001)
+    os._exit(0)
+'''
+SYSV_SEGMENT = ("import ctypes\n"
+                "ctypes.CDLL(None).shmget(0x42424242, 4096, 0o1666)  # IPC_CREAT | 0666\n")
+
+
+def test_what_a_sample_leaves_never_reaches_the_next_one_on_the_warm_server() -> None:
+    """A daemon that keeps writing a forged report where the next sample's goes is killed with
+    its sample (the server is their subreaper): the next sample is measured by the same server,
+    as a fresh driver measures it. A System V segment cannot be removed: the server ends, and
+    the next sample is measured by a new one in a new sandbox."""
+    sandbox = best_sandbox()
+    warm, fresh = PythonCoverage(), PythonCoverage(warm=False)
+    try:
+        [want] = fresh.evaluate(_context(SIGN, ALL, None, sandbox))
+        want.details.pop("measured_by")
+        server = None
+        for leave, servers in ((FORGING_DAEMON, 1), (SYSV_SEGMENT, 2)):
+            with contextlib.suppress(InfraError):  # its own measurement is what it forged
+                warm.evaluate(_context(SIGN + leave, ALL, None, sandbox))
+            server = warm._servers.get(sandbox)
+            assert server is not None
+            [got] = warm.evaluate(_context(SIGN, ALL, None, sandbox))
+            assert got.details.pop("measured_by") == "warm server"
+            assert (got.score, got.output, got.details) == (want.score, want.output, want.details)
+            assert server.started == servers
+    finally:
+        warm.close()

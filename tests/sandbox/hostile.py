@@ -502,6 +502,75 @@ def check(outcome: dict[str, Any]) -> list[str]:
     return problems
 
 
+def coverage_batch(backend: str, tmp_root: str) -> dict[str, Any]:
+    """python-coverage's warm server (one server, one sandbox of ``backend``): the hostile
+    Python sample of task A without its last line (so that it stays and its server must clean up
+    after it), then the wrong and the correct sample of task B; and the two of B measured by the
+    per-sample driver, each in a fresh sandbox. Built from :mod:`benchwright.criteria.coveragerun`
+    alone: the copy run as nobody has the standard library only."""
+    import importlib
+
+    from benchwright.criteria.coveragerun import (
+        SERVER_MARGIN_S,
+        driver_argv,
+        driver_files,
+        driver_limits,
+        make_job,
+        server_argv,
+        server_request,
+    )
+    from benchwright.criteria.toolserver import ToolServer
+
+    module, name = SANDBOX_CLASSES[backend].rsplit(".", 1)
+    sandbox = getattr(importlib.import_module(module), name)(tmp_root=tmp_root)
+    program = PROGRAMS["python"]
+    hostile = program["hostile"].replace("os.kill(os.getppid(), 9)", "pass")
+    server = ToolServer(sandbox, server_argv(sandbox), {}, "BWV", 600, "coverage.py")
+
+    def job(key: str) -> dict[str, Any]:
+        return make_job([(f"t{i}", code, None) for i, code in enumerate(program[key])], None, 10.0)
+
+    def warm(code: str, key: str) -> dict[str, Any]:
+        j = job(key)
+        answer = server.request(server_request(code, j, 1024), j["wall"] + SERVER_MARGIN_S)
+        if not isinstance(answer, dict):
+            server.close()
+            return {"result": None, "restart": "no answer"}
+        if answer.get("restart") is not None or "failed" in (answer.get("result") or {"failed": 1}):
+            server.close()
+        return {"result": answer.get("result"), "restart": answer.get("restart"),
+                "started": server.started}
+
+    def fresh(code: str, key: str) -> Any:
+        j = job(key)
+        proc = sandbox.run(driver_argv(), files=driver_files(code, j), limits=driver_limits(j, 1024))
+        return json.loads(proc.stdout.decode().strip().splitlines()[-1])
+
+    try:
+        return {"hostile": warm(hostile, "tests_a"), "wrong": warm(program["wrong"], "tests_b"),
+                "right": warm(program["right"], "tests_b"),
+                "fresh_wrong": fresh(program["wrong"], "tests_b"),
+                "fresh_right": fresh(program["right"], "tests_b")}
+    finally:
+        server.close()
+
+
+def check_coverage(outcome: dict[str, Any]) -> list[str]:
+    """What went wrong in a :func:`coverage_batch` (empty: the boundary held)."""
+    problems = []
+    if outcome["hostile"]["restart"] is None:
+        problems.append(f"the hostile sample changed its server, which went on: {outcome['hostile']}")
+    for name in ("wrong", "right"):
+        got, want = outcome[name], outcome[f"fresh_{name}"]
+        if got["restart"] is not None or got["result"] != want:
+            problems.append(f"the {name} sample after it was measured otherwise than in a fresh "
+                            f"sandbox: {got} != {want}")
+    if outcome["wrong"].get("started") != 2 or outcome["right"].get("started") != 2:
+        problems.append("the samples after the hostile one were not measured by one new server: "
+                        f"{outcome['wrong'].get('started')}, {outcome['right'].get('started')}")
+    return problems
+
+
 INIT_PROBE = """
 import ctypes, json, os
 libc = ctypes.CDLL(None, use_errno=True)
@@ -544,6 +613,9 @@ def main(argv: list[str]) -> None:
     os.chmod(root, 0o755)
     if argv[1] == "init":
         print(json.dumps(init_probe(argv[2], root)))
+        return
+    if argv[1] == "coverage":
+        print(json.dumps(coverage_batch(argv[2], root)))
         return
     language, backend = argv[1], argv[2]
     print(json.dumps(batch(language, backend, root)))

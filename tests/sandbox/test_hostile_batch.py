@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from benchwright.sandbox.select import availability
-from tests.sandbox.hostile import LANGUAGES, check
+from tests.sandbox.hostile import LANGUAGES, check, check_coverage
 from tests.unprivileged import HARNESS_USERS, run_script
 
 
@@ -43,3 +43,17 @@ def test_the_sandbox_init_is_out_of_reach(backend: str, user: str) -> None:
     and cannot be ptraced (tests/sandbox/test_conformance.py runs the same probe in-process)."""
     found = run_script("hostile.py", "init", backend, user=user)
     assert set(found.values()) <= {"/dev/null"}, found
+
+
+@pytest.mark.parametrize("user", HARNESS_USERS)
+@pytest.mark.parametrize("backend", ["bwrap", "unshare"])
+def test_a_hostile_sample_changes_no_later_coverage(backend: str, user: str) -> None:
+    """python-coverage's warm server runs each sample's tests in a process it forks: the same
+    attack (it steals nonces, forges lines and files, lowers its server's limits, leaves files,
+    IPC objects and a daemon that kills what it sees) ends that server, and the two samples
+    after it are measured exactly as the per-sample driver measures them in fresh sandboxes."""
+    why = availability(backend)
+    if why is not None:
+        pytest.fail(f"sandbox {backend!r} is not available here: {why}")
+    outcome = run_script("hostile.py", "coverage", backend, user=user)
+    assert check_coverage(outcome) == [], outcome

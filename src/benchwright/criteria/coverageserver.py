@@ -2,8 +2,8 @@
 
 This file runs inside the sandbox with the tools' Python, started by
 :class:`benchwright.criteria.coverage.PythonCoverage` as ``python -I -c <program>
-<runner> <config>``: the program is this file after the criterion's own ``_cover_tests`` and
-``_collect`` (the per-sample path's functions, so both paths measure the same way), the runner
+<runner> <config>``: the program is this file after :mod:`.coveragerun`'s ``cover_tests`` and
+``collect`` (the per-sample path's functions, so both paths measure the same way), the runner
 is the source of the Python fork server's runner (:mod:`benchwright.lang.pyrunner`, whose
 clean-up between samples this server uses), never a file a sample could change.
 
@@ -14,10 +14,10 @@ The server imports coverage.py once, says ``BWV ready``, then for each line on i
   compiles (if not: the result says so, nothing runs);
 * forks the *instrumented process*: a session of its own, its output to ``bw_output.txt``, the
   sample's limits (address space, file size, CPU); it starts coverage.py with that
-  configuration and runs ``_cover_tests``, which is what ``coverage run`` runs on the per-sample
+  configuration and runs ``cover_tests``, which is what ``coverage run`` runs on the per-sample
   path;
 * waits for it (the job's ``wall`` at most), kills it and whatever it left (this server is its
-  subreaper), and forks a *collector* that runs ``_collect`` on what it left (the files are the
+  subreaper), and forks a *collector* that runs ``collect`` on what it left (the files are the
   code's: a process of its own reads them, with a time limit);
 * empties the folder and the sandbox's private ``/tmp``, ``/dev/shm`` and ``/dev/mqueue``,
   and answers one line, ``BWV <nonce> {"result": ..., "restart": ...}``.
@@ -43,7 +43,7 @@ import coverage.jsonreport  # type: ignore[import-not-found]
 import coverage.report  # type: ignore[import-not-found]
 
 if TYPE_CHECKING:  # in the sandbox, the program defines them before this file
-    from benchwright.criteria.coverage import _collect, _cover_tests
+    from benchwright.criteria.coveragerun import collect, cover_tests
 
 COLLECT_WAIT_S = 60.0
 """How long the collector may take (it reads the code's files and may load the saved data)."""
@@ -112,7 +112,7 @@ def _write(folder: str, name: str, data: bytes) -> None:
 
 
 def measure(code: str, job: "dict[str, Any]", folder: str, me: int, runner: "dict[str, Any]") -> "dict[str, Any]":
-    """One sample: what the per-sample driver prints (see the criterion's ``_cover_driver``)."""
+    """One sample: what the per-sample driver prints (see :func:`.coveragerun.cover_driver`)."""
     source = code.encode()
     _write(folder, "solution.py", source)
     _write(folder, "bw_job.json", json.dumps(job).encode())
@@ -195,7 +195,7 @@ def _instrumented(folder: str, job: "dict[str, Any]") -> None:
         sys.stderr.write(f"{exc}\n")
         sys.stderr.flush()
         exit_now(1)
-    _cover_tests(cov)
+    cover_tests(cov)
     if not job["self_report"]:
         cov.stop()
         cov.save()
@@ -204,7 +204,7 @@ def _instrumented(folder: str, job: "dict[str, Any]") -> None:
 
 
 def _collect_apart(out: "dict[str, Any]", job: "dict[str, Any]", folder: str) -> "dict[str, Any]":
-    """``_collect`` in a process of its own: it reads the code's files and may load the data
+    """``collect`` in a process of its own: it reads the code's files and may load the data
     it saved."""
     read, write = os.pipe()
 
@@ -216,7 +216,7 @@ def _collect_apart(out: "dict[str, Any]", job: "dict[str, Any]", folder: str) ->
 
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_CPU, (int(COLLECT_WAIT_S), int(COLLECT_WAIT_S)))
-        data = json.dumps(_collect(out, job)).encode()
+        data = json.dumps(collect(out, job)).encode()
         view = memoryview(data)
         while view:
             view = view[os.write(write, view):]
