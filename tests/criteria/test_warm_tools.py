@@ -218,3 +218,54 @@ def test_a_tool_server_that_cannot_start_sends_samples_to_the_command_line() -> 
     [m] = criterion.evaluate(replace(_ctx(SECURITY), sandbox=sandbox))
     [expected] = PythonBandit(warm=False).evaluate(replace(_ctx(SECURITY), sandbox=sandbox))
     assert (m.score, m.details) == (expected.score, expected.details)
+
+
+RUFF_TRIPS = {
+    "noqa is not honoured": "import os  # noqa\nx = 1 ;y = 2\n",
+    "a syntax error": "def f(:\n    return 1\n",
+    "a bare except": "try:\n    pass\nexcept:\n    pass\n",
+    "a long line": "x = '" + "a" * 200 + "'\n",
+    "empty": "",
+}
+
+
+def test_ruff_in_a_warm_sandbox_measures_alike_on_all_of_humaneval() -> None:
+    """ruff from one warm sandbox against ruff in a sandbox of its own per sample: the same
+    score, findings, line and output on all of HumanEval and on code written to trip it."""
+    from benchwright.criteria.python_analysis import PythonRuff
+    from tests.criteria.test_python_analysis import _ctx
+
+    warm, cold = PythonRuff(), PythonRuff(warm=False)
+    sandbox = best_sandbox()
+    try:
+        for name, code in {**humaneval(), **RUFF_TRIPS}.items():
+            [a] = warm.evaluate(replace(_ctx(code), sandbox=sandbox))
+            [b] = cold.evaluate(replace(_ctx(code), sandbox=sandbox))
+            assert (a.score, a.details, a.line, a.output) == (b.score, b.details, b.line, b.output), name
+        [syntax] = warm.evaluate(replace(_ctx(RUFF_TRIPS["a syntax error"]), sandbox=sandbox))
+        assert syntax.details["findings"] and syntax.score is not None
+        server = warm._servers.get(sandbox)
+        assert server is not None and server.started == 1  # every sample went through it
+    finally:
+        warm.close()
+
+
+def test_a_ruff_server_that_lies_sends_the_sample_to_its_own_sandbox() -> None:
+    """A warm sandbox whose answer is not ruff's report (here: a command that prints other
+    JSON, as a replaced binary would) is closed, and the sample is checked in a sandbox of its
+    own: the findings stay ruff's."""
+    from benchwright.criteria.python_analysis import PythonRuff
+    from benchwright.criteria.toolserver import ToolServer
+    from tests.criteria.test_python_analysis import _ctx
+
+    sandbox = best_sandbox()
+    criterion, cold = PythonRuff(), PythonRuff(warm=False)
+    runner = (Path(__file__).parents[2] / "src/benchwright/criteria/commandrunner.py").read_text()
+    liar = ToolServer(sandbox, [sandbox.python, "-I", "-c", runner, "BWX", "10", "/bin/echo", "{}"],
+                      {}, "BWX", 10.0, "ruff")
+    criterion._servers = type(criterion._servers)(lambda _sandbox: liar)
+    code = RUFF_TRIPS["a bare except"]
+    [a] = criterion.evaluate(replace(_ctx(code), sandbox=sandbox))
+    [b] = cold.evaluate(replace(_ctx(code), sandbox=sandbox))
+    assert (a.score, a.details, a.output) == (b.score, b.details, b.output)
+    assert liar.started == 1 and liar.session is None  # closed after its answer

@@ -135,14 +135,47 @@ class PythonRuff(PythonFindings):
     program = "ruff"
     syntax_rule = "invalid-syntax"
 
-    def findings(self, ctx: SampleContext) -> list[Finding]:
-        argv = [str(python_tool("ruff")), "check", "--isolated", "--no-cache", "--no-fix",
+    def __init__(self, warm: bool = True) -> None:
+        self.warm = warm
+        """Run ruff from a warm sandbox, one per executor thread (:mod:`.commandrunner`: the
+        same command line, without a new sandbox per sample), where the sandbox offers
+        long-lived sessions; False: a sandbox of its own for every sample."""
+        self._servers: ThreadServers[ToolServer] = ThreadServers(self._server)
+
+    def _argv(self) -> list[str]:
+        return [str(python_tool("ruff")), "check", "--isolated", "--no-cache", "--no-fix",
                 "--ignore-noqa", "--no-preview", "--output-format", "json",
                 "--target-version", "py" + PYTHON_VERSION.replace(".", ""),
                 "--line-length", str(RUFF_LINE_LENGTH), "--select", ",".join(RUFF_SELECT),
                 "--ignore", ",".join(RUFF_IGNORE), SOLUTION]
-        proc = self.run_tool(ctx, argv, files={SOLUTION: ctx.code.encode()})
-        report = _json(proc, self.tool)
+
+    def _server(self, sandbox: Sandbox) -> ToolServer:
+        runner = resources.files("benchwright.criteria").joinpath("commandrunner.py").read_text()
+        argv = [str(tools_python()), "-I", "-c", runner, "BWX", str(self.wall_s), *self._argv()]
+        return ToolServer(sandbox, argv, {}, "BWX", self.wall_s + 5, self.tool)
+
+    def close(self) -> None:
+        self._servers.close()
+
+    def _report(self, ctx: SampleContext) -> Any:
+        """ruff's JSON report on the sample: from this thread's warm sandbox, else from a
+        sandbox of its own."""
+        server = self._servers.get(ctx.sandbox) if self.warm else None
+        answer = server.check(ctx.code) if server is not None else None
+        if isinstance(answer, dict) and answer.get("exit") in (0, 1) and isinstance(answer.get("stdout"), str):
+            try:
+                report = json.loads(answer["stdout"])
+            except ValueError:
+                report = None
+            if isinstance(report, list):
+                return report
+        if server is not None:
+            server.close()  # it failed or answered something else: a new one for the next sample
+        proc = self.run_tool(ctx, self._argv(), files={SOLUTION: ctx.code.encode()})
+        return _json(proc, self.tool)
+
+    def findings(self, ctx: SampleContext) -> list[Finding]:
+        report = self._report(ctx)
         if not isinstance(report, list):
             raise InfraError(f"{self.tool} wrote an unexpected report: {str(report)[:300]}")
         out = []
