@@ -265,7 +265,7 @@ def server_argv(sandbox: Sandbox) -> list[str]:
     program = (_sources("cover_tests", "collect") + "\n\n"
                + resources.files("benchwright.criteria").joinpath("coverageserver.py").read_text())
     isolated = "hidden-tmp" in sandbox.guarantees
-    config = {"scratch": list(SCRATCH) if isolated else [], "isolated": isolated}
+    config = {"scratch": list(SCRATCH) if isolated else [], "isolated": isolated, "rcfile": RCFILE}
     return [str(tools_python()), "-I", "-c", program, RUNNER.decode(), json.dumps(config)]
 
 
