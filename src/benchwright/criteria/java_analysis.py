@@ -18,14 +18,18 @@ import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from benchwright.criteria import toolbox
 from benchwright.criteria.base import Criterion, Measurement, SampleContext
 from benchwright.criteria.findings import Finding, FindingsCriterion
 from benchwright.criteria.java_coverage import JavaJacoco
+from benchwright.criteria.javatoolserver import FILE, REPORT, JavaToolServer, ToolRun
 from benchwright.errors import InfraError
 from benchwright.lang.javasource import solution_file_name
+from benchwright.sandbox.base import Sandbox
+from benchwright.sandbox.servers import ThreadServers
 
 __all__ = ["CRITERIA", "JavaCheckstyle", "JavaPmd"]
 
@@ -53,6 +57,32 @@ class JavaFindings(FindingsCriterion):
     it cannot parse is judged by ``javac`` (see the module doc)."""
 
     languages = ("java",)
+
+    def __init__(self, warm: bool = True) -> None:
+        self.warm = warm
+        """Analyse in a warm JVM, one per executor thread (:mod:`.javatoolserver`), where the
+        sandbox offers long-lived sessions; False: the command line (a JVM) for every sample."""
+        self._servers: ThreadServers[JavaToolServer] = ThreadServers(self._server)
+
+    def _server(self, sandbox: Sandbox) -> JavaToolServer:
+        raise NotImplementedError
+
+    def _command_line(self, ctx: SampleContext, name: str) -> ToolRun:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._servers.close()
+
+    def run(self, ctx: SampleContext, name: str, usable: Callable[[ToolRun], bool]) -> ToolRun:
+        """The tool's run on the solution in a file called ``name``: from this thread's warm
+        JVM when it answers something ``usable``, else from the command line."""
+        server = self._servers.get(ctx.sandbox) if self.warm else None
+        if server is not None:
+            answer = server.analyse(name, ctx.code)
+            if answer is not None and usable(answer):
+                return answer
+            server.close()  # it failed or answered something else: a new one for the next sample
+        return self._command_line(ctx, name)
 
     def evaluate(self, ctx: SampleContext) -> list[Measurement]:
         try:
@@ -191,25 +221,39 @@ class JavaCheckstyle(JavaFindings):
                 return why
         return None if shutil.which("java") else f"java-checkstyle needs java: {JDK_HINT}"
 
-    def findings(self, ctx: SampleContext) -> list[Finding]:
-        name = solution_file_name(ctx.code)
-        classpath = ":".join(str(toolbox.java_lib(f"{jar}.jar")) for jar in CHECKSTYLE_JARS)
+    def _classpath(self) -> str:
+        return ":".join(str(toolbox.java_lib(f"{jar}.jar")) for jar in CHECKSTYLE_JARS)
+
+    def _arguments(self, report: str, file: str) -> list[str]:
+        return ["-c", self.config_file, "-f", "xml", "-o", report, file]
+
+    def _server(self, sandbox: Sandbox) -> JavaToolServer:
+        return JavaToolServer(sandbox, _program("java"), list(TOOL_JVM), self._classpath(), "checkstyle",
+                              self._arguments(REPORT, FILE), {self.config_file: CHECKSTYLE_CONFIG.encode()},
+                              self.wall_s, self.tool)
+
+    def _command_line(self, ctx: SampleContext, name: str) -> ToolRun:
         proc = self.run_tool(ctx, [
-            _program("java"), *TOOL_JVM, "-cp", classpath, "com.puppycrawl.tools.checkstyle.Main",
-            "-c", self.config_file, "-f", "xml", "-o", self.report_file, name,
+            _program("java"), *TOOL_JVM, "-cp", self._classpath(), "com.puppycrawl.tools.checkstyle.Main",
+            *self._arguments(self.report_file, name),
         ], files={name: ctx.code.encode(), self.config_file: CHECKSTYLE_CONFIG.encode()},
             ok=tuple(range(256)), collect=(self.report_file,))
-        stderr = proc.stderr.decode("utf-8", "replace")
+        return ToolRun(proc.exit_code or 0, (proc.stderr + proc.stdout).decode("utf-8", "replace"),
+                       proc.files.get(self.report_file))
+
+    def findings(self, ctx: SampleContext) -> list[Finding]:
+        name = solution_file_name(ctx.code)
+        run = self.run(ctx, name, lambda r: r.report is not None or "while parsing file" in r.printed)
+        stderr = run.printed
         if "while parsing file" in stderr:  # CheckstyleException: ... occurred while parsing file
             where = re.search(rf"(?m)^Caused by: (?:\S*?{re.escape(name)}:|line )(\d+):\d+: (.+)$", stderr)
             raise Unparsable(f"line {where.group(1)}: {where.group(2).strip()}" if where else
                              "Checkstyle's parser rejected it", int(where.group(1)) if where else None)
         try:
-            root = ET.fromstring(proc.files[self.report_file])
-        except (KeyError, ET.ParseError) as e:
-            tail = (stderr or proc.stdout.decode("utf-8", "replace")).strip()[-800:]
-            raise InfraError(f"{self.tool} wrote no readable report (exit {proc.exit_code}): "
-                             f"{tail or e}") from e
+            root = ET.fromstring(run.report or b"")
+        except ET.ParseError as e:
+            raise InfraError(f"{self.tool} wrote no readable report (exit {run.exit_code}): "
+                             f"{stderr.strip()[-800:] or e}") from e
         found: list[Finding] = []
         for element in root.iter():
             if element.tag == "exception":
@@ -266,21 +310,32 @@ class JavaPmd(JavaFindings):
             return why
         return None if shutil.which("java") else f"java-pmd needs java: {JDK_HINT}"
 
-    def findings(self, ctx: SampleContext) -> list[Finding]:
-        name = solution_file_name(ctx.code)
+    def _arguments(self, report: str, file: str) -> list[str]:
+        return ["check", "--no-cache", "--no-progress", "--show-suppressed", "-f", "json",
+                "-R", self.ruleset_file, "-r", report, "-d", file]
+
+    def _server(self, sandbox: Sandbox) -> JavaToolServer:
+        return JavaToolServer(sandbox, _program("java"), list(TOOL_JVM), f"{toolbox.pmd_lib()}/*", "pmd",
+                              self._arguments(REPORT, FILE), {self.ruleset_file: PMD_RULESET.encode()},
+                              self.wall_s, self.tool)
+
+    def _command_line(self, ctx: SampleContext, name: str) -> ToolRun:
         proc = self.run_tool(ctx, [
             _program("java"), *TOOL_JVM, "-cp", f"{toolbox.pmd_lib()}/*",
-            "net.sourceforge.pmd.cli.PmdCli", "check", "--no-cache", "--no-progress",
-            "--show-suppressed", "-f", "json", "-R", self.ruleset_file, "-r", self.report_file,
-            "-d", name,
+            "net.sourceforge.pmd.cli.PmdCli", *self._arguments(self.report_file, name),
         ], files={name: ctx.code.encode(), self.ruleset_file: PMD_RULESET.encode()},
             ok=(0, 4, 5), collect=(self.report_file,))
+        return ToolRun(proc.exit_code or 0, (proc.stderr or proc.stdout).decode("utf-8", "replace"),
+                       proc.files.get(self.report_file))
+
+    def findings(self, ctx: SampleContext) -> list[Finding]:
+        name = solution_file_name(ctx.code)
+        run = self.run(ctx, name, lambda r: r.exit_code in (0, 4, 5) and r.report is not None)
         try:
-            report = json.loads(proc.files[self.report_file])
-        except (KeyError, ValueError) as e:
-            tail = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()[-800:]
-            raise InfraError(f"{self.tool} wrote no readable report (exit {proc.exit_code}): "
-                             f"{tail or e}") from e
+            report = json.loads(run.report or b"")
+        except ValueError as e:
+            raise InfraError(f"{self.tool} wrote no readable report (exit {run.exit_code}): "
+                             f"{run.printed.strip()[-800:] or e}") from e
         if not isinstance(report, dict):
             raise InfraError(f"{self.tool} wrote an unexpected report: {str(report)[:300]}")
         problems = [*report.get("configurationErrors", []), *report.get("processingErrors", [])]

@@ -1,0 +1,77 @@
+"""Checkstyle and PMD in a warm JVM against their command lines: the same score, findings, line
+and output a user reads on HumanEval-X's Java solutions and on code written to trip them (in one
+sequence through one server, so that nothing of a sample reaches the next), and a server that
+fails or lies sends its sample to the command line."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from benchwright.criteria.java_analysis import JavaCheckstyle, JavaFindings, JavaPmd
+from benchwright.criteria.javatoolserver import JavaToolServer
+from benchwright.sandbox.select import best_sandbox
+from benchwright.task.load import load_task_source
+from tests.criteria.test_java_analysis import BAD, CLASSIFY, GOOD, NOT_JAVA, SEALED, _context
+
+EXAMPLE = Path(__file__).parents[2] / "src/benchwright/workspace/example/tasks/humaneval-x-java.yaml"
+
+TRIPS = {
+    "suppressed": "public class Solution {\n    @SuppressWarnings(\"PMD\")\n    private int unused; // NOPMD\n"
+                  "    public static int f(int x) { if (x > 0) return 1; return 0; }\n}\n",
+    "tabs and a long line": "public class Solution {\n\tpublic static String f() {\n\t\treturn \""
+                            + "x" * 150 + "\";\n\t}\n}\n",
+    "empty class": "public class Solution {\n}\n",
+}
+
+
+def samples() -> dict[str, str]:
+    golden = {t.name: t.golden_solution["java"] for t in load_task_source(EXAMPLE).source.tasks}
+    assert len(golden) >= 5
+    # the broken ones between clean ones: what a sample makes a server find must not stay
+    return {"bad": BAD, **golden, "not java": NOT_JAVA, "good": GOOD, "sealed": SEALED,
+            "classify": CLASSIFY, **TRIPS, "bad again": BAD, "good again": GOOD}
+
+
+@pytest.mark.parametrize("kind", [JavaCheckstyle, JavaPmd], ids=["checkstyle", "pmd"])
+def test_a_warm_jvm_measures_what_the_command_line_measures(kind: type[JavaFindings]) -> None:
+    sandbox = best_sandbox()
+    warm, cold = kind(), kind(warm=False)
+    try:
+        for name, code in samples().items():
+            [a] = warm.evaluate(replace(_context(code, []), sandbox=sandbox))
+            [b] = cold.evaluate(replace(_context(code, []), sandbox=sandbox))
+            assert (a.score, a.verdict, a.details, a.line, a.output, a.error) == \
+                (b.score, b.verdict, b.details, b.line, b.output, b.error), name
+        server = warm._servers.get(sandbox)
+        assert server is not None and server.started == 1  # every sample went through it
+    finally:
+        warm.close()
+
+
+@pytest.mark.parametrize("kind", [JavaCheckstyle, JavaPmd], ids=["checkstyle", "pmd"])
+def test_a_java_tool_server_that_dies_or_lies_sends_the_sample_to_the_command_line(
+        kind: type[JavaFindings]) -> None:
+    sandbox = best_sandbox()
+    criterion, cold = kind(), kind(warm=False)
+    real = criterion._server(sandbox)
+    [want] = cold.evaluate(replace(_context(BAD, []), sandbox=sandbox))
+    try:
+        criterion._servers = type(criterion._servers)(lambda _sandbox: real)
+        [first] = criterion.evaluate(replace(_context(BAD, []), sandbox=sandbox))
+        assert real.session is not None
+        real.session.close()  # killed between samples
+        [again] = criterion.evaluate(replace(_context(BAD, []), sandbox=sandbox))
+        assert real.started == 2
+        # a server whose answers are not the tool's (a program that echoes nothing useful)
+        liar = JavaToolServer(sandbox, "/bin/sh", [], "", "x", [], {}, 10.0, "liar")
+        liar.argv = ["/bin/sh", "-c", "echo 'BWT ready'; while read n rest; do echo \"BWT $n 0 bm8= -\"; done"]
+        criterion._servers = type(criterion._servers)(lambda _sandbox: liar)
+        [lied] = criterion.evaluate(replace(_context(BAD, []), sandbox=sandbox))
+        assert liar.started == 1 and liar.session is None  # closed after its answer
+    finally:
+        real.close()
+    for m in (first, again, lied):
+        assert (m.score, m.details, m.output) == (want.score, want.details, want.output)
