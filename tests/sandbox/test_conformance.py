@@ -742,3 +742,35 @@ def test_collected_files_are_never_read_through_a_link(sandbox: Sandbox, tmp_pat
                     collect=("linked.txt", "passwd.txt", "fifo.txt", "up/passwd", "plain.txt"))
     assert r.exit_code == 0, r.stderr
     assert r.files == {"plain.txt": b"plain"}
+
+
+def test_a_session_that_writes_much_to_stderr_still_answers(sandbox: Sandbox) -> None:
+    """A long-lived process (a warm server) whose stderr fills the pipe while it works: the
+    harness reads it while it waits for the answer, so the process never blocks there (it did,
+    and every such answer timed out). The last of what it wrote is kept for messages."""
+    code = ("import sys\nsys.stderr.write('x' * (1 << 20) + 'END')\nsys.stderr.flush()\n"
+            "print('ANSWER', flush=True)\nsys.stdin.read()\n")
+    session = sandbox.start([sandbox.python, "-I", "-S", "-c", code], files={},
+                            limits=SandboxLimits(wall_s=60))
+    try:
+        assert session.readline(30) == b"ANSWER"
+        assert session.stderr_tail().endswith("xEND")
+    finally:
+        session.close()
+
+
+def test_a_session_line_past_the_cap_ends_it(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line that never ends is not read into memory for ever: past the cap the session is
+    dead and the caller gets no line."""
+    from benchwright.sandbox import rlimit
+
+    monkeypatch.setattr(rlimit, "MAX_LINE_BYTES", 100_000)
+    code = "import sys, time\nsys.stdout.write('y' * 1_000_000)\nsys.stdout.flush()\ntime.sleep(30)\n"
+    session = sandbox.start([sandbox.python, "-I", "-S", "-c", code], files={},
+                            limits=SandboxLimits(wall_s=60))
+    try:
+        start = time.monotonic()
+        assert session.readline(20) is None
+        assert time.monotonic() - start < 15 and not session.alive
+    finally:
+        session.close()

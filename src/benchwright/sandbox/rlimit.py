@@ -82,6 +82,8 @@ def _preexec(limits: SandboxLimits, processes: bool | None = None, uid: int | No
             os._exit(127)  # the harness died before the signal was armed: never run orphaned
 
 
+MAX_LINE_BYTES = 256 * 1024 * 1024
+"""The longest line a session's process may write (a warm javac's answer carries class files)."""
 DRAIN_S = 0.05
 """How long the pipes are still read once the command is gone while something it left holds
 them open: what it wrote itself is in them already; a leftover that keeps writing is cut off."""
@@ -170,6 +172,9 @@ class ProcessSession(Session):
         os.set_blocking(proc.stderr.fileno(), False)
         self._poll = select.poll()
         self._poll.register(proc.stdout.fileno(), select.POLLIN | select.POLLHUP)
+        self._err_open = False
+        """Whether :meth:`readline` also drains stderr (from the first call on: the sandbox's
+        ready marker comes first, read by :meth:`expect_ready`)."""
 
     @property
     def alive(self) -> bool:
@@ -188,11 +193,13 @@ class ProcessSession(Session):
         return ok
 
     def _read_err(self, timeout_s: float) -> bool:
+        """Read what stderr has (waiting up to ``timeout_s``; 0: only what is there); False
+        when nothing came or it is closed."""
         assert self.proc.stderr is not None
         fd = self.proc.stderr.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
-            if timeout_s <= 0 or not sel.select(timeout_s):
+            if not sel.select(max(0.0, timeout_s)):
                 return False
         try:
             chunk = os.read(fd, 65536)
@@ -218,8 +225,16 @@ class ProcessSession(Session):
         return True
 
     def readline(self, timeout_s: float) -> bytes | None:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
+        """The next line of stdout, without its newline; None when none comes within
+        ``timeout_s``, the process closed stdout, or the line grows past
+        :data:`MAX_LINE_BYTES` (the session is then dead). What the process writes to stderr
+        meanwhile is read too (its last 64 KiB are kept for :meth:`stderr_tail`), so a process
+        that writes much there never blocks on it."""
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        fd, err = self.proc.stdout.fileno(), self.proc.stderr.fileno()
+        if not self._err_open:
+            self._err_open = True
+            self._poll.register(err, select.POLLIN | select.POLLHUP)
         deadline = time.monotonic() + timeout_s
         while True:
             end = self._buf.find(b"\n")
@@ -227,12 +242,18 @@ class ProcessSession(Session):
                 line = bytes(self._buf[:end])
                 del self._buf[: end + 1]
                 return line
+            if len(self._buf) > MAX_LINE_BYTES:
+                self._dead = True
+                return None
             try:
                 chunk = os.read(fd, 1 << 16)
             except BlockingIOError:
                 left = deadline - time.monotonic()
-                if left <= 0 or not self._poll.poll(left * 1000):
+                events = self._poll.poll(left * 1000) if left > 0 else []
+                if not events:
                     return None
+                if any(ready == err for ready, _ in events) and not self._read_err(0):
+                    self._poll.unregister(err)  # closed: stdout alone from now on
                 continue
             if not chunk:
                 self._dead = True
