@@ -75,3 +75,36 @@ def test_a_java_tool_server_that_dies_or_lies_sends_the_sample_to_the_command_li
         real.close()
     for m in (first, again, lied):
         assert (m.score, m.details, m.output) == (want.score, want.details, want.output)
+
+
+EVERY = ['assert Solution.classify(-3).equals("negative");', 'assert Solution.classify(0).equals("zero");',
+         'assert Solution.classify(8).equals("positive");', "assert Solution.spin(4) == 0;"]
+JACOCO_SAMPLES = {  # (code, tests, test time limit)
+    "all covered": (CLASSIFY, EVERY, 10.0),
+    "part covered": (CLASSIFY, EVERY[2:], 10.0),
+    "failing and timed out": (CLASSIFY, ['assert Solution.classify(-3).equals("wrong") : "fails";',
+                                         "Solution.spin(1);", EVERY[1]], 1.0),
+    "does not compile": (NOT_JAVA, ["assert Solution.twice(2) == 4;"], 10.0),
+    "sealed": (SEALED, ["assert Shape.sides() == 4;"], 10.0),
+    "all covered again": (CLASSIFY, EVERY, 10.0),
+}
+
+
+def test_jacoco_compiled_by_the_warm_javac_measures_what_its_own_javac_measures() -> None:
+    """The solution and test class compiled by the Java language's warm javac (the helper
+    programs once) against javac in the sample's own sandbox call: the same measurement."""
+    from benchwright.criteria.java_coverage import JavaJacoco
+
+    warm, cold = JavaJacoco(), JavaJacoco(warm=False)
+    lang = None
+    for name, (code, tests, limit) in JACOCO_SAMPLES.items():
+        ctx = _context(code, tests, test_timeout_s=limit)
+        lang = lang or ctx.lang
+        [a] = warm.evaluate(replace(ctx, lang=lang))
+        [b] = cold.evaluate(_context(code, tests, test_timeout_s=limit))
+        assert (a.score, a.verdict, a.details, a.line, a.output) == \
+            (b.score, b.verdict, b.details, b.line, b.output), name
+        assert (a.error is None) == (b.error is None), name
+    assert warm._helpers is not None  # the warm path was taken
+    assert lang is not None
+    lang.close()

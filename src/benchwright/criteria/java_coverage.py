@@ -34,10 +34,13 @@ and such a sample's record is ``n/a``.
 
 from __future__ import annotations
 
+import base64
 import functools
+import json
 import re
 import shlex
 import shutil
+import threading
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -53,11 +56,13 @@ from benchwright.lang.java import (
     JAVAC_LOG,
     MIN_THREADS,
     OUT_DIR,
+    JavaLanguage,
     java_flags,  # the runner's JVM flags (stack, heap, GC, JIT)
     javac_flags,
     timeouts_of,
     wall_limit_s,
 )
+from benchwright.lang.javacserver import Compiled
 from benchwright.lang.javasource import (
     blank_java,
     build_test_class,
@@ -65,7 +70,7 @@ from benchwright.lang.javasource import (
     neutralize_package,
     solution_file_name,
 )
-from benchwright.sandbox.base import ProcessResult, SandboxLimits
+from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask
 
@@ -107,6 +112,45 @@ def _agent_jar() -> bytes:
             return holder.read("jacocoagent.jar")
     except (OSError, KeyError, zipfile.BadZipFile) as e:
         raise InfraError(f"cannot read JaCoCo's agent from {toolbox.java_lib(AGENT_HOLDER)}: {e}") from e
+
+
+HELPERS_SCRIPT = r"""
+import base64, json, os, subprocess, sys
+proc = subprocess.run(sys.argv[1:], capture_output=True)
+if proc.returncode != 0:
+    sys.exit(proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace"))
+found = {}
+for folder, _, names in os.walk("bw_helpers"):
+    for name in names:
+        path = os.path.join(folder, name)
+        with open(path, "rb") as f:
+            found[os.path.relpath(path, "bw_helpers")] = base64.b64encode(f.read()).decode()
+print(json.dumps(found))
+"""
+"""Compiles the helper programs in a sandbox and prints their class files (name: base64)."""
+
+
+def _helper_classes(sandbox: Sandbox) -> dict[str, bytes]:
+    """``BwCoverageRun`` and ``BwCoverageReport`` compiled (with the JDK, the agent and JaCoCo's
+    analysis jars on the class path), as class file name -> bytes: benchwright's own code, the
+    same for every sample.
+
+    Raises:
+        InfraError: javac failed on them.
+    """
+    analysis_cp = ":".join(str(toolbox.java_lib(j)) for j in ANALYSIS_JARS)
+    argv = [_program("javac"), *(f for f in javac_flags() if f != OUT_DIR and f != "-d"), "-d", "bw_helpers",
+            "-cp", f"{AGENT}:{analysis_cp}", f"{RUN_CLASS}.java", f"{REPORT_CLASS}.java"]
+    proc = sandbox.run([sandbox.python, "-I", "-S", "-c", HELPERS_SCRIPT, *argv], files={
+        f"{RUN_CLASS}.java": _source(f"{RUN_CLASS}.java"), f"{REPORT_CLASS}.java": _source(f"{REPORT_CLASS}.java"),
+        AGENT: _agent_jar()}, limits=SandboxLimits(wall_s=120, memory_mb=0, processes=MIN_THREADS,
+                                                 output_bytes=16 * 1024 * 1024))
+    try:
+        found = json.loads(proc.stdout)
+        return {name: base64.b64decode(data) for name, data in found.items()}
+    except (ValueError, TypeError, AttributeError) as e:
+        raise InfraError(f"javac failed on benchwright's coverage programs: "
+                         f"{(proc.stderr or proc.stdout).decode(errors='replace')[-800:]}") from e
 
 
 def _program(name: str) -> str:
@@ -202,6 +246,13 @@ class JavaJacoco(Criterion):
     languages = ("java",)
     tool = "jacoco 0.8.6"
 
+    def __init__(self, warm: bool = True) -> None:
+        self.warm = warm
+        """Compile through the Java language's warm javac where it has one (the helper
+        programs once); False: ``javac`` in every sample's sandbox call."""
+        self._helpers: dict[str, bytes] | None = None
+        self._helpers_lock = threading.Lock()
+
     def missing(self) -> str | None:
         for jar in (AGENT_HOLDER, *ANALYSIS_JARS):
             why = toolbox.missing_file(toolbox.java_lib(jar), "JaCoCo", INSTALL_HINT)
@@ -238,23 +289,47 @@ class JavaJacoco(Criterion):
         report_cmd = shlex.join([
             java, *TOOL_JVM, "-Xmx256m", "-cp", f"{OUT_DIR}:{analysis_cp}", REPORT_CLASS,
             EXEC_FILE, OUT_DIR, solution_file, REPORT])
-        script = (f"{compile_cmd} >{JAVAC_LOG} 2>&1 || {{ echo $? >{BUILD_FAILED}; exit 0; }}\n"
-                  f"{run_cmd} >/dev/null 2>{STDERR}\n"
-                  f"[ -f {EXEC_FILE} ] || exit 0\n"
-                  f"exec {report_cmd}\n")
+        steps = (f"{run_cmd} >/dev/null 2>{STDERR}\n"
+                 f"[ -f {EXEC_FILE} ] || exit 0\n"
+                 f"exec {report_cmd}\n")
+        sources = {solution_file: source.encode(), f"{test_class}.java": layout.source.encode()}
+        compiled = self._compile_warm(ctx, sources)
+        if compiled is not None and compiled[0].exit_code != 0:  # javac's verdict: nothing to run
+            return [self._build_error(compiled[0].messages, solution_file)]
+        if compiled is not None:  # the classes from the warm javac, the helpers compiled once
+            classes = {**compiled[0].classes, **compiled[1]}
+            files = {f"{OUT_DIR}/{name}": data for name, data in classes.items()}
+            files[AGENT] = _agent_jar()
+            script = steps
+        else:
+            files = {**sources, f"{RUN_CLASS}.java": _source(f"{RUN_CLASS}.java"),
+                     f"{REPORT_CLASS}.java": _source(f"{REPORT_CLASS}.java"), AGENT: _agent_jar()}
+            script = f"{compile_cmd} >{JAVAC_LOG} 2>&1 || {{ echo $? >{BUILD_FAILED}; exit 0; }}\n" + steps
         proc = ctx.sandbox.run(
             ["/bin/sh", "-c", script],
-            files={
-                solution_file: source.encode(), f"{test_class}.java": layout.source.encode(),
-                f"{RUN_CLASS}.java": _source(f"{RUN_CLASS}.java"),
-                f"{REPORT_CLASS}.java": _source(f"{REPORT_CLASS}.java"), AGENT: _agent_jar(),
-            },
+            files=files,
             limits=SandboxLimits(wall_s=wall, cpu_s=2 * wall, memory_mb=0,
                                  output_bytes=ctx.limits.output_bytes, file_size_mb=64,
                                  processes=MIN_THREADS),
             collect=(JAVAC_LOG, BUILD_FAILED, RUN_LOG, REPORT, STDERR),
         )
         return [self._measurement(proc, source, solution_file, len(timeouts))]
+
+    def _compile_warm(self, ctx: SampleContext,
+                      sources: dict[str, bytes]) -> tuple[Compiled, dict[str, bytes]] | None:
+        """The solution and test class compiled by the Java language's warm javac (as the
+        runner compiles them: the coverage run measures the classes the tests ran), and this
+        criterion's two helper programs' classes, compiled once; None: compile in the sample's
+        sandbox call (no warm javac here, or it failed)."""
+        if not self.warm or not isinstance(ctx.lang, JavaLanguage):
+            return None
+        compiled = ctx.lang.compile_warm(ctx.sandbox, sources)
+        if compiled is None:
+            return None
+        with self._helpers_lock:
+            if self._helpers is None:
+                self._helpers = _helper_classes(ctx.sandbox)
+        return compiled, self._helpers
 
     def _measurement(self, proc: ProcessResult, source: str, solution_file: str,
                      n_tests: int) -> Measurement:

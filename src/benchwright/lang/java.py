@@ -368,6 +368,13 @@ class JavaLanguage(Language):
             collector.extra["compile_wall_ms"] = round(compiled.wall_ms, 1)
         return collector.result()
 
+    def compile_warm(self, sandbox: Sandbox, sources: dict[str, bytes]) -> Compiled | None:
+        """``sources`` (a solution and its test class) compiled as :meth:`run_tests` compiles
+        them, in this thread's javac server or from the cache of compiles; None when there is
+        no server here or it failed on them (the caller compiles the old way)."""
+        compiled, _runner = self._compile(sandbox, sources)
+        return compiled
+
     def _compile(self, sandbox: Sandbox,
                  sources: dict[str, bytes]) -> tuple[Compiled | None, dict[str, bytes] | None]:
         """The sample compiled in this thread's javac server, and the runner's class files
