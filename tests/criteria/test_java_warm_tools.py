@@ -21,9 +21,6 @@ EXAMPLE = Path(__file__).parents[2] / "src/benchwright/workspace/example/tasks/h
 TRIPS = {
     "suppressed": "public class Solution {\n    @SuppressWarnings(\"PMD\")\n    private int unused; // NOPMD\n"
                   "    public static int f(int x) { if (x > 0) return 1; return 0; }\n}\n",
-    "tabs and a long line": "public class Solution {\n\tpublic static String f() {\n\t\treturn \""
-                            + "x" * 150 + "\";\n\t}\n}\n",
-    "empty class": "public class Solution {\n}\n",
 }
 
 
@@ -32,13 +29,14 @@ def samples() -> dict[str, str]:
     assert len(golden) >= 5
     # the broken ones between clean ones: what a sample makes a server find must not stay
     return {"bad": BAD, **golden, "not java": NOT_JAVA, "good": GOOD, "sealed": SEALED,
-            "classify": CLASSIFY, **TRIPS, "bad again": BAD, "good again": GOOD}
+            "suppressed": TRIPS["suppressed"], "bad again": BAD}
 
 
 @pytest.mark.parametrize("kind", [JavaCheckstyle, JavaPmd], ids=["checkstyle", "pmd"])
 def test_a_warm_jvm_measures_what_the_command_line_measures(kind: type[JavaFindings]) -> None:
     sandbox = best_sandbox()
     warm, cold = kind(), kind(warm=False)
+    warm._servers.cold_uses = 0  # every sample through the server (a run leaves it the first two)
     try:
         for name, code in samples().items():
             [a] = warm.evaluate(replace(_context(code, []), sandbox=sandbox))
@@ -51,9 +49,9 @@ def test_a_warm_jvm_measures_what_the_command_line_measures(kind: type[JavaFindi
         warm.close()
 
 
-@pytest.mark.parametrize("kind", [JavaCheckstyle, JavaPmd], ids=["checkstyle", "pmd"])
-def test_a_java_tool_server_that_dies_or_lies_sends_the_sample_to_the_command_line(
-        kind: type[JavaFindings]) -> None:
+def test_a_java_tool_server_that_dies_or_lies_sends_the_sample_to_the_command_line() -> None:
+    """(Checkstyle's server: PMD's is the same class with other arguments.)"""
+    kind = JavaCheckstyle
     sandbox = best_sandbox()
     criterion, cold = kind(), kind(warm=False)
     real = criterion._server(sandbox)
@@ -96,15 +94,21 @@ def test_jacoco_compiled_by_the_warm_javac_measures_what_its_own_javac_measures(
     from benchwright.criteria.java_coverage import JavaJacoco
 
     warm, cold = JavaJacoco(), JavaJacoco(warm=False)
-    lang = None
+    warm._servers.cold_uses = 0  # the analysis in the warm JVM from the first sample on
+    lang, sandbox = None, best_sandbox()  # one of each, as a run keeps them
     for name, (code, tests, limit) in JACOCO_SAMPLES.items():
         ctx = _context(code, tests, test_timeout_s=limit)
         lang = lang or ctx.lang
-        [a] = warm.evaluate(replace(ctx, lang=lang))
+        [a] = warm.evaluate(replace(ctx, lang=lang, sandbox=sandbox))
         [b] = cold.evaluate(_context(code, tests, test_timeout_s=limit))
         assert (a.score, a.verdict, a.details, a.line, a.output) == \
             (b.score, b.verdict, b.details, b.line, b.output), name
         assert (a.error is None) == (b.error is None), name
     assert warm._helpers is not None  # the warm path was taken
+    started = [server.started for server in warm._servers._servers.values()]
+    # JaCoCo cannot analyse the sealed sample's classes: that answer closes the server (the
+    # sample's analysis runs in a sandbox call, which says why), and the next sample starts another
+    assert started == [2]
+    warm.close()
     assert lang is not None
     lang.close()

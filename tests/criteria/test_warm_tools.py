@@ -103,6 +103,7 @@ def test_the_criterion_measures_alike_on_both_paths() -> None:
     cases = [(GOOD, None), (TYPES, None), (SYNTAX, None), (prompt + "    return 'x'\n", prompt),
              (IMPORTS_ITSELF, None)]
     warm, cold = PythonPyright(), PythonPyright(warm=False)
+    warm._servers.cold_uses = 0  # every sample through the server (a run leaves it the first two)
     sandbox = best_sandbox()  # one per run, as the engine keeps it
     try:
         for code, given in cases:
@@ -269,3 +270,22 @@ def test_a_ruff_server_that_lies_sends_the_sample_to_its_own_sandbox() -> None:
     [b] = cold.evaluate(replace(_ctx(code), sandbox=sandbox))
     assert (a.score, a.details, a.output) == (b.score, b.details, b.output)
     assert liar.started == 1 and liar.session is None  # closed after its answer
+
+
+def test_a_tool_that_costs_samples_to_start_is_started_by_a_thread_with_more_to_do() -> None:
+    """A thread's first two samples go to the command line; its third starts the server. A run
+    of a sample or two never pays a language server's or a JVM's start."""
+    from benchwright.criteria.python_analysis import PythonPyright
+    from tests.criteria.test_python_analysis import GOOD, _ctx
+
+    warm, cold = PythonPyright(), PythonPyright(warm=False)
+    sandbox = best_sandbox()
+    try:
+        [want] = cold.evaluate(replace(_ctx(GOOD), sandbox=sandbox))
+        for n in range(1, 5):
+            [got] = warm.evaluate(replace(_ctx(GOOD), sandbox=sandbox))
+            assert (got.score, got.details, got.output) == (want.score, want.details, want.output)
+            started = {t: server.started for t, server in warm._servers._servers.items()}
+            assert sum(started.values()) == (0 if n <= 2 else 1), n
+    finally:
+        warm.close()

@@ -29,7 +29,7 @@ from benchwright.criteria.javatoolserver import FILE, REPORT, JavaToolServer, To
 from benchwright.errors import InfraError
 from benchwright.lang.javasource import solution_file_name
 from benchwright.sandbox.base import Sandbox
-from benchwright.sandbox.servers import ThreadServers
+from benchwright.sandbox.servers import COLD_USES, ThreadServers
 
 __all__ = ["CRITERIA", "JavaCheckstyle", "JavaPmd"]
 
@@ -62,7 +62,7 @@ class JavaFindings(FindingsCriterion):
         self.warm = warm
         """Analyse in a warm JVM, one per executor thread (:mod:`.javatoolserver`), where the
         sandbox offers long-lived sessions; False: the command line (a JVM) for every sample."""
-        self._servers: ThreadServers[JavaToolServer] = ThreadServers(self._server)
+        self._servers: ThreadServers[JavaToolServer] = ThreadServers(self._server, COLD_USES)
 
     def _server(self, sandbox: Sandbox) -> JavaToolServer:
         raise NotImplementedError

@@ -42,12 +42,15 @@ import shlex
 import shutil
 import threading
 import zipfile
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from benchwright.criteria import toolbox
 from benchwright.criteria.base import Criterion, Measurement, SampleContext
+from benchwright.criteria.javatoolserver import ARGUMENT, FOLDER, JavaToolServer
+from benchwright.criteria.javatoolserver import REPORT as REPORT_PATH
 from benchwright.errors import InfraError
 from benchwright.lang.java import (
     BUILD_FAILED,
@@ -71,6 +74,7 @@ from benchwright.lang.javasource import (
     solution_file_name,
 )
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
+from benchwright.sandbox.servers import COLD_USES, ThreadServers
 from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask
 
@@ -92,6 +96,8 @@ INSTRUMENTED_FACTOR = 3.0
 """How much longer than the runner's own wall budget the instrumented run (javac, the test JVM
 with the agent) may take: instrumentation slows it, and a busy machine more so; a coverage run
 cut short would be an infra_error of the sample, not a fact about the solution."""
+EXEC_CAP = 64 * 1024 * 1024
+"""The most execution data read back from the test JVM's sandbox (a few KiB is usual)."""
 REPORT_ALLOWANCE_S = 30.0
 """Wall seconds added to the runner's budget for analysing the execution data."""
 TOOL_JVM = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:-UsePerfData")
@@ -252,6 +258,8 @@ class JavaJacoco(Criterion):
         programs once); False: ``javac`` in every sample's sandbox call."""
         self._helpers: dict[str, bytes] | None = None
         self._helpers_lock = threading.Lock()
+        self._servers: ThreadServers[JavaToolServer] = ThreadServers(self._server, COLD_USES)
+        """JaCoCo's analysis in a warm JVM per executor thread (once the helpers are compiled)."""
 
     def missing(self) -> str | None:
         for jar in (AGENT_HOLDER, *ANALYSIS_JARS):
@@ -296,11 +304,22 @@ class JavaJacoco(Criterion):
         compiled = self._compile_warm(ctx, sources)
         if compiled is not None and compiled[0].exit_code != 0:  # javac's verdict: nothing to run
             return [self._build_error(compiled[0].messages, solution_file)]
+        limits = SandboxLimits(wall_s=wall, cpu_s=2 * wall, memory_mb=0,
+                               output_bytes=ctx.limits.output_bytes, file_size_mb=64,
+                               processes=MIN_THREADS)
         if compiled is not None:  # the classes from the warm javac, the helpers compiled once
-            classes = {**compiled[0].classes, **compiled[1]}
-            files = {f"{OUT_DIR}/{name}": data for name, data in classes.items()}
-            files[AGENT] = _agent_jar()
-            script = steps
+            classes = {f"{OUT_DIR}/{name}": data for name, data in {**compiled[0].classes, **compiled[1]}.items()}
+            collecting = replace(limits, output_bytes=max(limits.output_bytes, EXEC_CAP // 16))
+            run = ctx.sandbox.run(["/bin/sh", "-c", f"exec {run_cmd} >/dev/null 2>{STDERR}\n"],
+                                  files={**classes, AGENT: _agent_jar()}, limits=collecting,
+                                  collect=(RUN_LOG, STDERR, EXEC_FILE))
+            if len(run.files.get(EXEC_FILE, b"")) >= EXEC_CAP:
+                raise InfraError(f"{self.tool}: the execution data is larger than {EXEC_CAP >> 20} MiB")
+            if run.timed_out or EXEC_FILE not in run.files:  # nothing to analyse
+                proc = replace(run, exit_code=0)
+            else:
+                proc = self._report(ctx, run, classes, solution_file, report_cmd, limits)
+            return [self._measurement(proc, source, solution_file, len(timeouts))]
         else:
             files = {**sources, f"{RUN_CLASS}.java": _source(f"{RUN_CLASS}.java"),
                      f"{REPORT_CLASS}.java": _source(f"{REPORT_CLASS}.java"), AGENT: _agent_jar()}
@@ -308,12 +327,37 @@ class JavaJacoco(Criterion):
         proc = ctx.sandbox.run(
             ["/bin/sh", "-c", script],
             files=files,
-            limits=SandboxLimits(wall_s=wall, cpu_s=2 * wall, memory_mb=0,
-                                 output_bytes=ctx.limits.output_bytes, file_size_mb=64,
-                                 processes=MIN_THREADS),
+            limits=limits,
             collect=(JAVAC_LOG, BUILD_FAILED, RUN_LOG, REPORT, STDERR),
         )
         return [self._measurement(proc, source, solution_file, len(timeouts))]
+
+    def _report(self, ctx: SampleContext, run: ProcessResult, classes: dict[str, bytes],
+                solution_file: str, report_cmd: str, limits: SandboxLimits) -> ProcessResult:
+        """The test JVM's result with the coverage report added (``REPORT`` in its files; its
+        exit status and stderr those of the analysis): from this thread's warm JVM, else from
+        ``report_cmd`` in a sandbox call of its own."""
+        files = {EXEC_FILE: run.files[EXEC_FILE], **classes}
+        server = self._servers.get(ctx.sandbox) if self.warm else None
+        if server is not None:
+            answer = server.run(files, solution_file)
+            if answer is not None and answer.exit_code == 0 and answer.report is not None:
+                return replace(run, exit_code=0, files={**run.files, REPORT: answer.report})
+            server.close()  # it failed (a class file JaCoCo cannot read, say): the command line says why
+        analysis = ctx.sandbox.run(["/bin/sh", "-c", f"exec {report_cmd}\n"], files=files, limits=limits,
+                                   collect=(REPORT,))
+        return replace(run, exit_code=analysis.exit_code, stderr=analysis.stderr, stdout=analysis.stdout,
+                       timed_out=analysis.timed_out, files={**run.files, **analysis.files})
+
+    def _server(self, sandbox: Sandbox) -> JavaToolServer:
+        analysis_cp = ":".join(str(toolbox.java_lib(j)) for j in ANALYSIS_JARS)
+        helpers = {f"bw_helpers/{name}": data for name, data in (self._helpers or {}).items()}
+        return JavaToolServer(sandbox, _program("java"), list(TOOL_JVM), f"bw_helpers:{analysis_cp}", "jacoco",
+                              [f"{FOLDER}/{EXEC_FILE}", f"{FOLDER}/{OUT_DIR}", ARGUMENT, REPORT_PATH],
+                              helpers, REPORT_ALLOWANCE_S, self.tool)
+
+    def close(self) -> None:
+        self._servers.close()
 
     def _compile_warm(self, ctx: SampleContext,
                       sources: dict[str, bytes]) -> tuple[Compiled, dict[str, bytes]] | None:

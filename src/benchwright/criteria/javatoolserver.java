@@ -1,11 +1,13 @@
 // benchwright's warm Java analysers: one JVM per executor thread runs Checkstyle or PMD on every
-// Java sample of that thread (see benchwright/criteria/javatoolserver.py). Neither runs the code it
-// analyses. Started as `java -cp <the tool's classpath> BwTool.java <tool> <arguments>` in a
+// Java sample of that thread (see benchwright/criteria/javatoolserver.py), or JaCoCo's analysis of
+// a sample's coverage data. None runs the code it analyses. Started as `java -cp <the tool's classpath> BwTool.java <tool> <arguments>` in a
 // sandbox; the arguments are the tool's command line with {report} and {file} where the report's
 // path and the solution's go.
 //
-// Request, one ASCII line on stdin:  <nonce> <b64 file name> <b64 source>
+// Request, one ASCII line on stdin:  <nonce> <b64 argument> <b64 file name>:<b64 data> ...
 // Answer, one ASCII line on stdout:  BWT <nonce> <exit> <b64 what the tool printed> <b64 report | ->
+// In the arguments, {file} is the first file's path, {dir} the request's folder, {report} the
+// report's path and {arg} the request's argument. A file name is relative, without "..".
 //
 // Each request is analysed in a folder of its own, removed before the answer is written, by the
 // tool's own command-line code called in this JVM without ending it: PMD's own parsing of
@@ -38,13 +40,24 @@ public class BwTool {
             String nonce = parts[0];
             Path dir = base.resolve("bwjob" + (jobs++));
             Files.createDirectories(dir);
-            String name = Paths.get(new String(dec.decode(parts[1]), StandardCharsets.UTF_8)).getFileName().toString();
-            Path file = dir.resolve(name);
+            String arg = new String(dec.decode(parts[1]), StandardCharsets.UTF_8);
+            Path file = null;
+            for (int i = 2; i < parts.length; i++) {
+                String[] kv = parts[i].split(":", 2);
+                Path name = Paths.get(new String(dec.decode(kv[0]), StandardCharsets.UTF_8)).normalize();
+                if (name.isAbsolute() || name.startsWith("..") || name.toString().isEmpty()) {
+                    throw new IllegalArgumentException("a file name outside the request's folder: " + name);
+                }
+                Path p = dir.resolve(name);
+                Files.createDirectories(p.getParent());
+                Files.write(p, dec.decode(kv[1]));
+                if (file == null) file = p;
+            }
             Path report = dir.resolve("bw_report");
-            Files.write(file, dec.decode(parts[2]));
             String[] argv = new String[template.length];
             for (int i = 0; i < template.length; i++) {
-                argv[i] = template[i].replace("{report}", report.toString()).replace("{file}", file.toString());
+                argv[i] = template[i].replace("{report}", report.toString()).replace("{file}", String.valueOf(file))
+                    .replace("{dir}", dir.toString()).replace("{arg}", arg);
             }
             ByteArrayOutputStream printed = new ByteArrayOutputStream();
             PrintStream capture = new PrintStream(printed, true, "UTF-8");
@@ -53,7 +66,7 @@ public class BwTool {
             System.setErr(capture);
             int code;
             try {
-                code = tool.equals("pmd") ? pmd(argv) : checkstyle(argv);
+                code = tool.equals("pmd") ? pmd(argv) : tool.equals("jacoco") ? jacoco(argv) : checkstyle(argv);
             } catch (Throwable t) {  // the tool's own failure, not a finding: the harness falls back
                 code = -1;
                 t.printStackTrace(capture);
@@ -74,6 +87,12 @@ public class BwTool {
                 + enc.encodeToString(text.getBytes(StandardCharsets.UTF_8)) + " " + written);
             out.flush();
         }
+    }
+
+    // JaCoCo's analysis: benchwright's BwCoverageReport (on the class path), as its command line
+    static int jacoco(String[] argv) throws Exception {
+        Class.forName("BwCoverageReport").getMethod("main", String[].class).invoke(null, (Object) argv);
+        return 0;
     }
 
     static Object pmdRules;  // the rule set, loaded once: most of what a PMD run costs

@@ -38,6 +38,10 @@ REPORT = "{report}"
 """Where the report's path goes in the tool's arguments."""
 FILE = "{file}"
 """Where the solution's path goes in the tool's arguments."""
+FOLDER = "{dir}"
+"""Where the request's folder goes in the tool's arguments."""
+ARGUMENT = "{arg}"
+"""Where the request's own argument goes in the tool's arguments."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +71,14 @@ class JavaToolServer(WarmServer):
     def analyse(self, name: str, code: str) -> ToolRun | None:
         """The tool's run on ``code`` in a file called ``name``; None when the server failed on
         it (it is closed: the caller runs the command line) or cannot start."""
+        return self.run({name: code.encode()})
+
+    def run(self, files: dict[str, bytes], argument: str = "-") -> ToolRun | None:
+        """The tool's run with ``files`` (relative names; the first is ``{file}``) in a folder
+        of their own and ``argument`` as ``{arg}``; None as for :meth:`analyse`."""
         nonce = secrets.token_hex(16)
-        request = f"{nonce} {_b64(name.encode())} {_b64(code.encode())}\n"
+        request = f"{nonce} {_b64(argument.encode())}" + "".join(
+            f" {_b64(name.encode())}:{_b64(data)}" for name, data in files.items()) + "\n"
         line = self.ask(request.encode("ascii"), self.wait_s)
         answer = _parse(line, nonce) if line is not None else None
         if answer is None:

@@ -21,7 +21,7 @@ from benchwright.criteria.toolbox import missing_file, python_tool, tools_python
 from benchwright.criteria.toolserver import ToolServer
 from benchwright.errors import InfraError
 from benchwright.sandbox.base import ProcessResult, Sandbox
-from benchwright.sandbox.servers import ThreadServers
+from benchwright.sandbox.servers import COLD_USES, ThreadServers
 
 SOLUTION = "solution.py"
 PYTHON_VERSION = "3.11"
@@ -215,7 +215,7 @@ class PythonPyright(PythonFindings):
         self.warm = warm
         """Check through a warm language server where the sandbox offers long-lived sessions;
         False: the command line for every sample."""
-        self._servers: ThreadServers[ToolServer] = ThreadServers(self._server)
+        self._servers: ThreadServers[ToolServer] = ThreadServers(self._server, COLD_USES)
 
     def _server(self, sandbox: Sandbox) -> ToolServer:
         # the adapter is not a file: the folder holds what the command line's does, nothing more

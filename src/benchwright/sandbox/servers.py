@@ -20,6 +20,10 @@ from benchwright.sandbox.base import Sandbox, SandboxLimits, Session
 
 MAX_START_FAILURES = 3
 """Failed starts after which a server is not tried again."""
+COLD_USES = 2
+"""A thread's first samples that a tool whose warm start costs more than a sample or two (a
+language server, a JVM that loads a rule set) leaves to the command line: a run of a few samples
+never pays the start, and a long run loses two command-line samples a thread."""
 SERVER_CPU_S = 30 * 24 * 3600
 """A server's CPU limit: it lives for the whole run; each request is timed by its caller."""
 
@@ -94,19 +98,28 @@ class ThreadServers(Generic[S]):
     thread last used (another sandbox replaces it). A server is made by ``make`` on first use;
     its process starts when the server first needs it."""
 
-    def __init__(self, make: Callable[[Sandbox], S]) -> None:
+    def __init__(self, make: Callable[[Sandbox], S], cold_uses: int = 0) -> None:
         # a method of the owner is held weakly: the owner's servers stop when it is dropped
         self._make: Callable[[], Callable[[Sandbox], S] | None] = (
             weakref.WeakMethod(make) if inspect.ismethod(make) else lambda: make)
         self._lock = threading.Lock()
         self._servers: dict[int, S] = {}
+        self.cold_uses = cold_uses
+        """How many of a thread's first requests get no server (their caller takes its per-sample
+        path): a server that costs several samples to start is then started only by a thread
+        that has more samples to do (see :data:`COLD_USES`)."""
+        self._uses: dict[int, int] = {}
 
     def get(self, sandbox: Sandbox) -> S | None:
-        """This thread's server for ``sandbox`` (None when the sandbox has no sessions)."""
+        """This thread's server for ``sandbox`` (None when the sandbox has no sessions, or for
+        this thread's first :attr:`cold_uses` requests)."""
         if type(sandbox).start is Sandbox.start:
             return None
         thread = threading.get_ident()
         with self._lock:
+            uses = self._uses[thread] = self._uses.get(thread, 0) + 1
+            if uses <= self.cold_uses:
+                return None
             server = self._servers.get(thread)
             old = None
             if server is not None and server.sandbox is not sandbox:
