@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from languages import machine_cpu  # this folder is the script's: on sys.path
+
 from benchwright.config.model import ExecConfig, Limits, ModelSpec, Toggle
 from benchwright.config.settings import Settings
 from benchwright.criteria.base import Criterion, SampleContext
@@ -46,13 +48,6 @@ PATHS: dict[str, list[tuple[str, Callable[[], Criterion]]]] = {
     "java-jacoco": [("per-sample", lambda: JavaJacoco(warm=False)), ("run", JavaJacoco)],
 }
 """Each criterion's paths, the per-sample baseline first."""
-
-
-def machine_cpu() -> float:
-    """CPU seconds the whole machine has spent busy, summed over its cores (``/proc/stat``)."""
-    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def contexts(ws: Path, samples: int) -> list[Callable[[], SampleContext]]:
