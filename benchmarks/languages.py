@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +35,7 @@ from pathlib import Path
 from benchwright.config.model import ExecConfig, ModelSpec, Toggle
 from benchwright.config.settings import Settings
 from benchwright.lang.base import Language
+from benchwright.lang.c import CppLanguage
 from benchwright.lang.java import JavaLanguage
 from benchwright.lang.python import PythonLanguage
 from benchwright.registry import registry
@@ -46,18 +49,29 @@ from benchwright.workspace.workspace import init_workspace
 SOURCES: tuple[tuple[str, str], ...] = (
     ("python", "basics.yaml"), ("python", "humaneval-x-python.yaml"),
     ("java", "basics.yaml"), ("java", "humaneval-x-java.yaml"),
-    ("c", "c.yaml"), ("cpp", "cpp.yaml"), ("go", "go.yaml"), ("rust", "rust.yaml"),
-    ("javascript", "javascript.yaml"), ("typescript", "typescript.yaml"), ("bash", "bash.yaml"),
+    ("c", "c.yaml"), ("cpp", "cpp.yaml"), ("cpp", "humaneval-x-cpp.yaml"), ("go", "go.yaml"),
+    ("go", "humaneval-x-go.yaml"), ("rust", "rust.yaml"), ("rust", "humaneval-x-rust.yaml"),
+    ("javascript", "javascript.yaml"), ("javascript", "humaneval-x-js.yaml"),
+    ("typescript", "typescript.yaml"), ("bash", "bash.yaml"),
 )
 """(language, the example workspace's task source) measured, in this order."""
+
+IMPORTED = {"cpp": "cpp", "go": "go", "rust": "rust", "js": "javascript"}
+"""HumanEval-X's first five tasks of these languages (the repository's test fixtures,
+``tests/fixtures/humaneval-x``), imported into the benchmark's workspace as
+``humaneval-x-<name>.yaml`` with ``benchwright import humaneval-x`` (the example workspace
+ships only Python's and Java's)."""
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "humaneval-x"
 
 BASELINES = {
     "python": lambda: PythonLanguage(fork_server=False),
     "java": lambda: JavaLanguage(compile_server=False),
+    "cpp": lambda: CppLanguage(precompiled_headers=False),
 }
 """The per-sample path of each language that has a faster one."""
 
-COMMENTS = {"python": "#", "java": "//"}
+COMMENTS = {"python": "#", "java": "//", "c": "//", "cpp": "//", "go": "//", "rust": "//",
+            "javascript": "//", "typescript": "//", "bash": "#"}
 """How to make a copy of a sample differ from the others (a comment line): the "distinct" rows
 measure samples that no cache of an earlier compile can answer."""
 
@@ -127,6 +141,11 @@ def main() -> None:
     args = parser.parse_args()
     ws = Path(tempfile.mkdtemp(prefix="bw-lang-bench-")) / "ws"
     init_workspace(ws)
+    for name, language in IMPORTED.items():
+        subprocess.run([sys.executable, "-m", "benchwright", "import", "humaneval-x", "--language", language,
+                        "--data", str(FIXTURES / f"humaneval_{name}_first5.jsonl"),
+                        "--out", str(ws / "tasks" / f"humaneval-x-{name}.yaml")],
+                       check=True, capture_output=True)
     wanted = set(filter(None, args.only.split(",")))
     print(f"golden solutions x {args.samples}, unit-test with CPU and memory, {best_sandbox().name} sandbox, "
           f"{args.workers} workers, median of {args.repeats}; load average {os.getloadavg()[0]:.1f} "

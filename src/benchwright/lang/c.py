@@ -86,6 +86,7 @@ from importlib import resources
 from typing import Any
 
 from benchwright.errors import InfraError
+from benchwright.lang import pch
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.protocol import all_tests, collect, parse_lines
@@ -250,9 +251,10 @@ class _Layout:
     def code(self, i: int) -> str:
         return self.solution + self.prelude + _with_newline(self.tests[i].code)
 
-    def source(self) -> str:
+    def source(self, precompiled: bool = False) -> str:
         parts = [
             "#define main bw_solution_main\n",
+            *([f'#include "{pch.HEADER}"\n'] if precompiled else []),
             f'#line 1 "{self.solution_label}"\n',
             self.solution,
             '#line 1 "bw_tests_driver"\n',
@@ -311,6 +313,15 @@ class _CFamily(Language):
     compiler = "gcc"
     flags: tuple[str, ...] = ()
     cpp = False
+
+    def __init__(self, precompiled_headers: bool = True) -> None:
+        self.precompiled_headers = precompiled_headers and self.cpp
+        """C++: the solution's leading standard includes from a precompiled header once seen
+        twice (False: every sample parses them, the per-sample baseline)."""
+        self._headers = pch.HeaderCache()
+
+    def close(self) -> None:
+        self._headers = pch.HeaderCache()
 
     def infer_entry_point(self, code: str) -> str | None:
         return _entry_point(code)
@@ -384,7 +395,13 @@ class _CFamily(Language):
 
         ext = self.file_extension
         main_object = _host_build(compiler, f"main{ext}")
-        source = layout.source()
+        files: dict[str, bytes] = {}
+        includes = pch.leading_includes(layout.solution) if self.precompiled_headers else ()
+        header = self._headers.get(sandbox, compiler, (*self.flags, "-Dmain=bw_solution_main"),
+                              includes)
+        if header is not None:
+            files = {pch.HEADER: pch.header_text(includes).encode(), pch.PRECOMPILED: header}
+        source = layout.source(precompiled=header is not None)
         libraries = [flag for pattern, flags in _LIBRARIES.items() if pattern.search(source)
                      for flag in flags]
         compile_argv = [compiler, *self.flags, "-o", PROGRAM, f"bw_tests{ext}", "bw_main.o", "-lm",
@@ -416,6 +433,7 @@ class _CFamily(Language):
                 "bw_driver.h": _resource("cdriver.h.tmpl").encode(),
                 "bw_assert.h": _resource("cassert.h.tmpl").encode(),
                 JUDGE: judge,
+                **files,
             },
             limits=run_limits,
             stdin=job.encode(),
