@@ -36,6 +36,7 @@ from benchwright.config.model import ExecConfig, ModelSpec, Toggle
 from benchwright.config.settings import Settings
 from benchwright.lang.base import Language
 from benchwright.lang.c import CppLanguage
+from benchwright.lang.golang import GoLanguage
 from benchwright.lang.java import JavaLanguage
 from benchwright.lang.python import PythonLanguage
 from benchwright.registry import registry
@@ -67,6 +68,7 @@ BASELINES = {
     "python": lambda: PythonLanguage(fork_server=False),
     "java": lambda: JavaLanguage(compile_server=False),
     "cpp": lambda: CppLanguage(precompiled_headers=False),
+    "go": lambda: GoLanguage(warm_cache=False),
 }
 """The per-sample path of each language that has a faster one."""
 
