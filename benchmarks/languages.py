@@ -39,6 +39,7 @@ from benchwright.lang.c import CppLanguage
 from benchwright.lang.golang import GoLanguage
 from benchwright.lang.java import JavaLanguage
 from benchwright.lang.python import PythonLanguage
+from benchwright.lang.rust import RustLanguage
 from benchwright.registry import registry
 from benchwright.run.plan import build_plan
 from benchwright.run.worker import extract
@@ -69,6 +70,7 @@ BASELINES = {
     "java": lambda: JavaLanguage(compile_server=False),
     "cpp": lambda: CppLanguage(precompiled_headers=False),
     "go": lambda: GoLanguage(warm_cache=False),
+    "rust": lambda: RustLanguage(driver_crate=False),
 }
 """The per-sample path of each language that has a faster one."""
 

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 from importlib import resources
 from typing import Any
 
@@ -91,11 +92,14 @@ SOURCE = "main.rs"
 BINARY = "bwtests"
 STACK_MB = 256
 DRIVER = resources.files("benchwright.lang").joinpath("rustdriver.rs").read_text()
+DRIVER_CRATE = "bw_driver"
+DRIVER_SOURCE = DRIVER[DRIVER.index("mod bw_driver {") + len("mod bw_driver {"):DRIVER.rindex("}")]
+"""The driver as a crate of its own (the module's body), compiled once per sandbox into
+:data:`DRIVER_LIB` and linked into every sample (``--extern``)."""
+DRIVER_LIB = f"lib{DRIVER_CRATE}.rlib"
+DRIVER_LIB_MAX_BYTES = 16 * 1024 * 1024
 
-RUSTC_FLAGS = (
-    "--edition", "2021",
-    "--crate-type", "bin",
-    "--crate-name", BINARY,
+CODE_FLAGS = (
     "-C", "opt-level=0",
     "-C", "debug-assertions=on",
     "-C", "overflow-checks=on",
@@ -104,6 +108,13 @@ RUSTC_FLAGS = (
     "-C", "prefer-dynamic",
     "--cap-lints", "allow",
     "--color", "never",
+)
+"""How every crate of a sample is compiled (the test program and the driver's crate alike)."""
+RUSTC_FLAGS = (
+    "--edition", "2021",
+    "--crate-type", "bin",
+    "--crate-name", BINARY,
+    *CODE_FLAGS,
     "-o", BINARY,
 )
 """Compile time dominates a sample, so no optimisation: measured with rustc 1.63 on this machine
@@ -149,8 +160,11 @@ def forbidden(solution: str) -> tuple[str, int] | None:
     return m.group(1), solution.count("\n", 0, m.start()) + 1
 
 
-def generate(solution: str, tests: list[TestSpec], prelude: str | None) -> tuple[str, SourceMap]:
-    """``main.rs`` and where its lines come from."""
+def generate(solution: str, tests: list[TestSpec], prelude: str | None, *,
+             driver_crate: bool = False) -> tuple[str, SourceMap]:
+    """``main.rs`` and where its lines come from. ``driver_crate``: ``main`` calls the driver's
+    crate (``::bw_driver``: an extern crate, never a module of the solution's) instead of the
+    driver module appended to the file."""
     source = rename_main(solution)
     if not source.endswith("\n"):
         source += "\n"
@@ -171,8 +185,8 @@ def generate(solution: str, tests: list[TestSpec], prelude: str | None) -> tuple
         + "".join(ln + "\n" for ln in header)
         + "".join(ln + "\n" for _, lines in functions for ln in lines)
         + "".join(ln + "\n" for ln in footer)
-        + f"\nfn main() {{\n    bw_driver::main(&[{table}]);\n}}\n\n"
-        + DRIVER
+        + f"\nfn main() {{\n    {'::' if driver_crate else ''}bw_driver::main(&[{table}]);\n}}\n"
+        + ("" if driver_crate else "\n" + DRIVER)
     )
     smap = SourceMap(SOURCE, source, SOURCE, header, functions, footer)
     return text, smap
@@ -229,6 +243,41 @@ class RustLanguage(Language):
             statements.insert(0, ("returns Default::default()", "return Default::default();"))
         return brace_mutants(solution, signature, statements)
 
+    def __init__(self, driver_crate: bool = True) -> None:
+        self.driver_crate = driver_crate
+        """Link the driver compiled once per sandbox (:data:`DRIVER_LIB`) into each sample
+        (False: each sample compiles the driver again, the per-sample baseline)."""
+        self._libs: dict[tuple[str, ...], bytes | None] = {}
+        self._lib_lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lib_lock:
+            self._libs = {}
+
+    def _driver_lib(self, sandbox: Sandbox, rustc: str) -> bytes | None:
+        """The driver's crate, compiled in a sandbox call of its own (no model code in it) the
+        first time this sandbox needs it; None when it does not build (samples then compile
+        the driver themselves)."""
+        key = (sandbox.name, str(id(sandbox)), rustc)
+        with self._lib_lock:
+            if key in self._libs:
+                return self._libs[key]
+            data: bytes | None = None
+            argv = [rustc, "--edition", "2021", "--crate-type", "rlib", "--crate-name", DRIVER_CRATE,
+                    *CODE_FLAGS, "-o", DRIVER_LIB, "bw_driver.rs"]
+            try:
+                proc = sandbox.run(argv, files={"bw_driver.rs": DRIVER_SOURCE.encode()},
+                                   limits=SandboxLimits(wall_s=120.0, memory_mb=0, processes=256,
+                                                        output_bytes=DRIVER_LIB_MAX_BYTES // 16),
+                                   collect=(DRIVER_LIB,), env={"TMPDIR": "."})
+                made = proc.files.get(DRIVER_LIB)
+                if proc.exit_code == 0 and made and len(made) <= DRIVER_LIB_MAX_BYTES:
+                    data = made
+            except InfraError:
+                data = None
+            self._libs[key] = data
+            return data
+
     def toolchain(self) -> dict[str, str]:
         rustc = need_tool("rustc", language=self.name, hint=INSTALL_HINT)
         return {"rustc": tool_version((rustc, "--version"), hint=INSTALL_HINT, prefix="rustc ")}
@@ -248,15 +297,21 @@ class RustLanguage(Language):
     ) -> ExecutionResult:
         rustc = need_tool("rustc", language=self.name, hint=INSTALL_HINT)
         need_tool("cc", language=self.name, hint=INSTALL_HINT)
-        text, smap = generate(solution, tests, prelude)
+        lib = self._driver_lib(sandbox, rustc) if self.driver_crate else None
+        text, smap = generate(solution, tests, prelude, driver_crate=lib is not None)
         bad = forbidden(solution)
         if bad is not None:
             return rejected(tests, smap.code, f"main.rs:{bad[1]}: `{bad[0]}` is not allowed in a "
                             "solution: it can run code before main or replace the test driver's "
                             "symbols (and so forge results)", bad[1])
+        files = {SOURCE: text.encode()}
+        extern: list[str] = []
+        if lib is not None:
+            files[DRIVER_LIB] = lib
+            extern = ["--extern", f"{DRIVER_CRATE}={DRIVER_LIB}"]
         plan = Plan(
-            files={SOURCE: text.encode()},
-            build=[{"argv": [rustc, *RUSTC_FLAGS, SOURCE], "env": {"TMPDIR": "{work}/.tmp"}}],
+            files=files,
+            build=[{"argv": [rustc, *RUSTC_FLAGS, *extern, SOURCE], "env": {"TMPDIR": "{work}/.tmp"}}],
             run_argv=[f"./{BINARY}"],
             run_env={"RUST_BACKTRACE": "0"},
             data_mb=max(0, limits.memory_mb),
