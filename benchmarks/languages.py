@@ -38,6 +38,7 @@ from benchwright.lang.base import Language
 from benchwright.lang.c import CppLanguage
 from benchwright.lang.golang import GoLanguage
 from benchwright.lang.java import JavaLanguage
+from benchwright.lang.javascript import TypeScriptLanguage
 from benchwright.lang.python import PythonLanguage
 from benchwright.lang.rust import RustLanguage
 from benchwright.registry import registry
@@ -71,6 +72,7 @@ BASELINES = {
     "cpp": lambda: CppLanguage(precompiled_headers=False),
     "go": lambda: GoLanguage(warm_cache=False),
     "rust": lambda: RustLanguage(driver_crate=False),
+    "typescript": lambda: TypeScriptLanguage(warm_transpiler=False),
 }
 """The per-sample path of each language that has a faster one."""
 

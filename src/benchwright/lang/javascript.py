@@ -11,10 +11,14 @@ rejects the import with an error object of the driver's realm: a way out of the 
 ``bw_results`` and writes every record there as ``BWR <nonce> {json}`` (the protocol of
 :mod:`benchwright.lang.protocol`); nothing is read from stdout.
 
-TypeScript only: the driver loads Debian's ``typescript`` package
-(``/usr/share/nodejs/typescript``) with a V8 code cache that :class:`TypeScriptLanguage` makes
-once per harness process in a sandbox run of its own (no model code in it), and runs
-``ts.transpileModule`` on the solution, the prelude and each test case, with source maps.
+TypeScript only: the solution, the prelude and each test case are transpiled with
+``ts.transpileModule`` (Debian's ``typescript`` package, ``/usr/share/nodejs/typescript``), with
+source maps. Usually by a warm transpiler (:mod:`benchwright.lang.transpiler`: one node per
+executor thread that keeps the compiler loaded, in a sandbox of its own, running none of the code
+it reads), whose results arrive in the job (``transpiled``); otherwise (a thread's first two
+samples, a transpiler that failed, ``TypeScriptLanguage(warm_transpiler=False)``) by the driver
+itself, which then loads the compiler with a V8 code cache that :class:`TypeScriptLanguage`
+makes once per harness process in a sandbox run of its own (no model code in it).
 Types are NOT checked (transpile only: a type-checking program costs about half a second a
 sample on this machine); syntax errors are. A syntax error in the solution or prelude is a
 build error with its line; in a test case, that test's error.
@@ -114,7 +118,9 @@ from benchwright.lang.base import ExecutionResult, Language, TestSpec
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.protocol import collect, death, parse_lines
 from benchwright.lang.toolchain import missing_tools, need_tool, tool_version
+from benchwright.lang.transpiler import TranspileServer
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
+from benchwright.sandbox.servers import COLD_USES, ThreadServers
 
 __all__ = [
     "JavaScriptLanguage",
@@ -128,6 +134,8 @@ __all__ = [
 RUNNER_FILE = "bw_runner.js"
 RESULTS_FILE = "bw_results"
 TS_CACHE_FILE = "bw_ts.cache"
+TRANSPILER_HEAP_MB = 512
+"""V8's heap of the warm TypeScript transpiler."""
 
 NODE_RESERVE_MB = 1024
 """Address space on top of ``memory_mb``: node reserves about 700 MB before it runs anything."""
@@ -284,6 +292,25 @@ class _NodeLanguage(Language):
 
     # ---- running a sample
 
+    def __init__(self, warm_transpiler: bool = True) -> None:
+        self.warm_transpiler = warm_transpiler and self.typescript
+        """TypeScript: transpile in a warm node per executor thread (:mod:`.transpiler`) instead
+        of loading the compiler in every sample's node (False: the per-sample baseline)."""
+        self._transpilers: ThreadServers[TranspileServer] = ThreadServers(self._transpiler,
+                                                                          cold_uses=COLD_USES)
+
+    def _transpiler(self, sandbox: Sandbox) -> TranspileServer:
+        node = need_tool("node", language=self.name, hint=self.install_hint)
+        folder = find_typescript() or TS_DIRS[0]
+        flags = (*self._node_flags(0), f"--max-old-space-size={TRANSPILER_HEAP_MB}")
+        cache = self._ts_cache(sandbox, node, folder, flags, SandboxLimits(memory_mb=0))
+        files = {RUNNER_FILE: _RUNNER, **({TS_CACHE_FILE: cache} if cache else {})}
+        return TranspileServer(sandbox, node, flags, RUNNER_FILE, files, folder,
+                               TS_CACHE_FILE if cache else None)
+
+    def close(self) -> None:
+        self._transpilers.close()
+
     def _node_flags(self, memory_mb: int) -> tuple[str, ...]:
         # --experimental-vm-modules: node then hands every `import()` in the context to the
         # driver, which refuses it with an error of the context (see jsrunner.js)
@@ -342,11 +369,17 @@ class _NodeLanguage(Language):
         }
         files = {RUNNER_FILE: _RUNNER}
         if ts_folder is not None:
-            job["typescript"] = {"path": ts_folder}
-            cache = self._ts_cache(sandbox, node, ts_folder, flags, limits)
-            if cache:
-                files[TS_CACHE_FILE] = cache
-                job["typescript"]["cache"] = TS_CACHE_FILE
+            job["key"] = "__bw_" + secrets.token_hex(12)
+            server = self._transpilers.get(sandbox) if self.warm_transpiler else None
+            done = server.transpile(job) if server is not None else None
+            if done is not None:
+                job["transpiled"] = done
+            else:
+                job["typescript"] = {"path": ts_folder}
+                cache = self._ts_cache(sandbox, node, ts_folder, flags, limits)
+                if cache:
+                    files[TS_CACHE_FILE] = cache
+                    job["typescript"]["cache"] = TS_CACHE_FILE
         wall = wall_limit_s(limits, timeouts, load_s)
         proc = sandbox.run(
             [node, *flags, RUNNER_FILE],

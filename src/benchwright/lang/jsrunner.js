@@ -521,6 +521,10 @@ function bwBootstrap(bridge) {
 // ------------------------------------------------------------------------------------------
 
 function main() {
+  if (process.argv[2] === '--transpile') {
+    transpileServer(process.argv[3], process.argv[4]);
+    return;
+  }
   const job = JSON.parse(fs.readFileSync(0, 'utf8'));
   const fd = fs.openSync(job.results, 'w');
   const prefix = 'BWR ' + job.nonce + ' ';
@@ -531,7 +535,7 @@ function main() {
   emit({ ev: 'begin' });
 
   let ts = null;
-  if (job.language === 'typescript') {
+  if (job.language === 'typescript' && !job.transpiled) {
     ts = loadTypeScript(job.typescript);
     if (job.typescript.cache_out) {
       warmTypeScript(ts.ts);
@@ -554,7 +558,8 @@ function main() {
   const runner = new Runner(job, ts, emit);
   runner.start().then(() => {
     emit({ done: true, ...usage(), wall_ms: Number(process.hrtime.bigint() - started) / 1e6,
-      typescript_cache: ts ? { true: 'rejected', false: 'used' }[ts.script.cachedDataRejected] || 'none' : undefined });
+      typescript_cache: ts ? { true: 'rejected', false: 'used' }[ts.script.cachedDataRejected] || 'none'
+        : job.transpiled ? 'transpiler' : undefined });
     fs.closeSync(fd);
     process.exit(0);
   }, (e) => {
@@ -568,7 +573,52 @@ function usage() {
   return { cpu_ms: (cpu.user + cpu.system) / 1000, max_rss_bytes: process.resourceUsage().maxRSS * 1024 };
 }
 
+/** A test case's script: its code wrapped in the function the bridge runs. */
+function testSource(key, code) {
+  // `this` at a script's top level is the global object: a solution cannot replace it
+  // names no test would use: the wrapper's own variables shadow the solution's globals
+  const header = '(function (__bwG, __bwK) { const __bwB = __bwG[__bwK]; delete __bwG[__bwK]; ' +
+    'return __bwB.run(async function (assert, require, console) { {\n';
+  return header + withNewline(code) + '} }); })(this, ' + JSON.stringify(key) + ');\n';
+}
+
 // ---- TypeScript -------------------------------------------------------------------------
+
+/** Every part of a sample's job transpiled as the runner would ({js, map, errors} each). */
+function transpileJob(ts, job) {
+  const prelude = job.prelude ? withNewline(job.prelude) : '';
+  return {
+    solution: transpile(ts, withNewline(job.solution), 'solution.ts'),
+    prelude: prelude ? transpile(ts, prelude, 'prelude.ts') : null,
+    tests: job.tests.map((t, i) => transpile(ts, testSource(job.key, t.code), `test-${i}.ts`)),
+  };
+}
+
+/** `node jsrunner.js --transpile <typescript folder> [<code cache>]`: a warm transpiler. Says
+ * `BWT ready`, then answers each job line (`{"nonce", "key", "solution", "prelude", "tests"}`)
+ * with `BWT <nonce> {"transpiled": ...}` (or `{"error": ...}`). It runs none of the code. */
+function transpileServer(folder, cache) {
+  const ts = loadTypeScript({ path: folder, cache }).ts;
+  warmTypeScript(ts);
+  process.stdout.write('BWT ready\n');
+  const lines = require('readline').createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on('line', (line) => {
+    let job;
+    try {
+      job = JSON.parse(line);
+    } catch (e) {
+      process.exit(65);
+    }
+    let answer;
+    try {
+      answer = { transpiled: transpileJob(ts, job) };
+    } catch (e) {
+      answer = { error: String(e && e.message).slice(0, 2000) };
+    }
+    process.stdout.write('BWT ' + job.nonce + ' ' + JSON.stringify(answer) + '\n');
+  });
+  lines.on('close', () => process.exit(0));
+}
 
 function loadTypeScript(opts) {
   const pkgDir = opts.path;
@@ -782,7 +832,10 @@ class Runner {
     this.solLines = countLines(this.solution);
     this.preLines = countLines(this.prelude);
     this.cap = job.output_cap;
-    this.key = '__bw_' + crypto.randomBytes(12).toString('hex');
+    this.key = typeof job.key === 'string' && /^__bw_[0-9a-f]{24}$/.test(job.key)
+      ? job.key : '__bw_' + crypto.randomBytes(12).toString('hex');
+    /** TypeScript only: the parts transpiled by a warm transpiler (`--transpile`), or null. */
+    this.pre = this.tsMode && job.transpiled && typeof job.transpiled === 'object' ? job.transpiled : null;
     this.timers = new Map(); // id -> due (ms, performance.now)
     this.output = '';
     this.outputFull = false;
@@ -929,16 +982,14 @@ class Runner {
 
   /** {js, map, errors} for a top-level part (solution or prelude). */
   prepareTop(source, fileName) {
+    if (this.pre) return fileName.startsWith('solution') ? this.pre.solution : this.pre.prelude;
     if (this.tsMode) return transpile(this.ts.ts, source, fileName);
     return { js: plainModuleSyntax(source), map: null, errors: [] };
   }
 
   testScript(i, code) {
-    // `this` at a script's top level is the global object: a solution cannot replace it
-    // names no test would use: the wrapper's own variables shadow the solution's globals
-    const header = '(function (__bwG, __bwK) { const __bwB = __bwG[__bwK]; delete __bwG[__bwK]; ' +
-      'return __bwB.run(async function (assert, require, console) { {\n';
-    const source = header + withNewline(code) + '} }); })(this, ' + JSON.stringify(this.key) + ');\n';
+    if (this.pre) return this.pre.tests[i];
+    const source = testSource(this.key, code);
     if (this.tsMode) return transpile(this.ts.ts, source, `test-${i}.ts`);
     return { js: source, map: null, errors: [] };
   }
