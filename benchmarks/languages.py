@@ -2,7 +2,9 @@
 per-sample baseline (a fresh compiler and a fresh process for every sample) in the same run.
 
 For every language, the golden solutions of the example workspace's tasks in that language (and
-of its HumanEval-X excerpts, for Python and Java), ``--samples`` copies of each, go through the
+of HumanEval-X's first five tasks where it has the language: the example workspace's Python and
+Java, the repository's test fixtures for C++, Go, Rust and JavaScript), ``--samples`` copies of
+each, go through the
 language's own ``run_tests`` in the best sandbox, on ``--workers`` threads (one per core), as a
 run's worker calls it: build or load, every test case, CPU and memory measured. Printed per
 language and path: the wall time a sample (the run's throughput), the machine's CPU time a sample
@@ -13,9 +15,12 @@ whether every test case got the same verdict on both paths. Usage::
 
     PYTHONPATH=src .venv/bin/python benchmarks/languages.py [--samples 3] [--repeats 1] [--only java,c]
 
-The baselines: Python without its fork server (a fresh interpreter a sample), Java without its
-javac server (``javac`` then ``java`` in one sandbox call a sample). A language with one path
-only prints it once. Warm servers start inside the timing (``close()`` after each repeat). No
+The baselines (a fresh compiler and process a sample): Python without its fork server (a fresh
+interpreter a sample), Java without its javac server (``javac`` then ``java`` in one sandbox call
+a sample), C++ without precompiled headers, Go with a cold build cache and a full link, Rust
+compiling its driver into every sample, TypeScript loading the compiler in every sample's node.
+C, JavaScript and Bash have one path only, printed once. The "distinct" rows make every copy
+differ by a comment line at its end, so that no cache of an earlier compile answers. Warm servers start inside the timing (``close()`` after each repeat). No
 figure here is asserted by a test.
 """
 
