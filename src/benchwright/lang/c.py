@@ -404,8 +404,9 @@ class _CFamily(Language):
         source = layout.source(precompiled=header is not None)
         libraries = [flag for pattern, flags in _LIBRARIES.items() if pattern.search(source)
                      for flag in flags]
-        compile_argv = [compiler, *self.flags, "-o", PROGRAM, f"bw_tests{ext}", "bw_main.o", "-lm",
-                        *libraries]
+        linker = ["-fuse-ld=gold"] if self.cpp and find_tool("ld.gold") else []
+        compile_argv = [compiler, *self.flags, *linker, "-o", PROGRAM, f"bw_tests{ext}", "bw_main.o",
+                        "-lm", *libraries]
         timeout_tool = find_tool("timeout")
         if timeout_tool is not None:
             compile_argv = [timeout_tool, "-s", "KILL", f"{COMPILE_TIMEOUT_S:g}", *compile_argv]
@@ -562,7 +563,8 @@ class _Collector:
         return ExecutionResult(outcomes, self.proc, infra_error=message)
 
     def _build_failure(self, log: str) -> ExecutionResult:
-        log = _TEMP_OBJECT.sub("bw_tests.o", log).replace("/usr/bin/ld: ", "ld: ")
+        log = _TEMP_OBJECT.sub("bw_tests.o", log).replace("/usr/bin/ld: ", "ld: ").replace(
+            "/usr/bin/ld.gold: ", "ld: ")
         log = _clean_log(log)
         errors = [(m.group("file"), int(m.group("line"))) for m in _COMPILE_ERROR.finditer(log)]
         links = [m.group("sym") for m in _LINK_ERROR.finditer(log)]
