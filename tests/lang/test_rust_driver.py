@@ -92,3 +92,15 @@ def test_a_driver_module_of_the_solution_is_never_the_one_main_calls(sandbox):
                                                        limits=LIMITS, test_timeout_s=10.0)
     assert [t.status for t in alone.tests] == ["error"] * 3
     assert "bw_driver" in (alone.tests[0].message or "")
+
+
+def test_a_crate_alias_named_like_the_driver_never_passes(sandbox):
+    """``extern crate self as bw_driver;`` (or ``std``) takes the name ``::bw_driver`` from the
+    driver's crate: ``main`` then names the program's own ``main`` or nothing, and the sample
+    does not compile; never a pass."""
+    for alias in ("extern crate self as bw_driver;\n", "extern crate std as bw_driver;\n",
+                  "mod inner {" + FAKE_DRIVER + "}\nextern crate self as bw_driver;\n"):
+        result = RustLanguage().run_tests(sandbox, alias + SOLUTION, TESTS, prelude=None,
+                                          limits=LIMITS, test_timeout_s=10.0)
+        assert [t.status for t in result.tests] == ["error"] * 3, alias
+        assert result.build_error is not None and "bw_driver" in result.build_error, alias
