@@ -10,7 +10,8 @@ from benchwright.lang import pch
 from benchwright.lang.base import TestSpec
 from benchwright.lang.c import CppLanguage
 from benchwright.lang.toolchain import need_tool
-from benchwright.sandbox.base import Sandbox, SandboxLimits
+from benchwright.sandbox.base import SandboxLimits
+from tests.lang.support import Spy
 
 LIMITS = SandboxLimits(memory_mb=512)
 
@@ -46,19 +47,6 @@ def test_the_leading_standard_includes_are_taken_and_nothing_else():
     assert pch.leading_includes("#include <vector>\n#include </etc/passwd>\n") == ("vector",)
 
 
-class Spy:
-    """The sandbox, remembering the files of every call (to see which carried a header)."""
-
-    def __init__(self, inner: Sandbox) -> None:
-        self.inner = inner
-        self.calls: list[dict[str, bytes]] = []
-
-    def __getattr__(self, name: str):
-        return getattr(self.inner, name)
-
-    def run(self, argv, *, files, **kw):
-        self.calls.append(dict(files))
-        return self.inner.run(argv, files=files, **kw)
 
 
 def test_a_set_of_includes_seen_twice_is_compiled_once_and_changes_no_verdict(sandbox):
@@ -73,10 +61,10 @@ def test_a_set_of_includes_seen_twice_is_compiled_once_and_changes_no_verdict(sa
                                  test_timeout_s=10.0) for _ in range(3)]
     baseline = plain.run_tests(sandbox, HUMANEVAL_X, tests, prelude=None, limits=LIMITS,
                                test_timeout_s=10.0)
-    carried = [pch.PRECOMPILED in files for files in spy.calls]
+    carried = [pch.PRECOMPILED in files for _, files in spy.calls]
     # sample 1: plain; sample 2: the header is made (its own sandbox call), then used; sample 3
     assert carried == [False, False, True, True], carried
-    assert spy.calls[1].keys() == {pch.HEADER}
+    assert spy.calls[1][1].keys() == {pch.HEADER}
     for result in results:
         assert [(t.status, t.message, t.line, t.code) for t in result.tests] == \
             [(t.status, t.message, t.line, t.code) for t in baseline.tests]
@@ -124,8 +112,8 @@ def test_a_header_that_does_not_compile_is_not_retried_and_the_sample_says_why(s
     results = [cpp.run_tests(spy, solution, [TestSpec("one", "assert(f() == 1);")],  # type: ignore[arg-type]
                              prelude=None, limits=LIMITS, test_timeout_s=10.0) for _ in range(3)]
     # one attempt at the header (the second sample), none after it failed
-    assert sum(files.keys() == {pch.HEADER} for files in spy.calls) == 1
-    assert not any(pch.PRECOMPILED in files for files in spy.calls)
+    assert sum(files.keys() == {pch.HEADER} for _, files in spy.calls) == 1
+    assert not any(pch.PRECOMPILED in files for _, files in spy.calls)
     for result in results:
         assert result.tests[0].status == "error"
         assert "no_such_header_here" in (result.tests[0].message or "")

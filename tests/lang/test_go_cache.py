@@ -4,14 +4,13 @@ of that cache; the verdicts, messages and lines are those of a build from nothin
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from benchwright.lang import golang
 from benchwright.lang.base import TestSpec
 from benchwright.lang.golang import CACHE_ARCHIVE, GoLanguage
-from benchwright.sandbox.base import Sandbox, SandboxLimits
+from benchwright.sandbox.base import SandboxLimits
+from tests.lang.support import Spy, shown
 
 LIMITS = SandboxLimits(memory_mb=512)
 
@@ -42,23 +41,8 @@ TESTIFY_TESTS = [
 ]
 
 
-class Spy:
-    """The sandbox, remembering what every call was given."""
-
-    def __init__(self, inner: Sandbox) -> None:
-        self.inner = inner
-        self.calls: list[tuple[list[str], dict[str, bytes], bytes | None]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def run(self, argv: list[str], *, files: dict[str, bytes], **kw: Any) -> Any:
-        self.calls.append((argv, dict(files), kw.get("stdin")))
-        return self.inner.run(argv, files=files, **kw)
 
 
-def shown(result: Any) -> list[tuple[Any, ...]]:
-    return [(t.status, t.message, t.line, t.code) for t in result.tests]
 
 
 @pytest.mark.parametrize(("prelude", "tests"), [(None, TESTS), (TESTIFY_PRELUDE, TESTIFY_TESTS)],
@@ -77,7 +61,7 @@ def test_samples_build_from_a_cache_made_without_model_code_and_judge_the_same(
     assert not any(name.endswith(("solution.go", "bw_tests.go")) for name in made_from)
     assert any(name.endswith("bwdriver/driver.go") for name in made_from)
     assert ("testify" in " ".join(made_from)) == (prelude is not None)
-    archives = [files.get(CACHE_ARCHIVE) for _, files, _ in spy.calls[1:]]
+    archives = [files.get(CACHE_ARCHIVE) for _, files in spy.calls[1:]]
     assert archives[0] and archives[0] == archives[1]
     expected = shown(cold_result)
     assert shown(warm_results[1]) == expected
@@ -98,7 +82,7 @@ def test_a_cache_that_cannot_be_made_leaves_the_sample_to_build_from_nothing(san
     assert [[t.status for t in r.tests] for r in results] == [["pass"], ["pass"]]
     # one attempt, then no archive and no attempt again
     assert len(spy.calls) == 3
-    assert not any(CACHE_ARCHIVE in files for _, files, _ in spy.calls[1:])
+    assert not any(CACHE_ARCHIVE in files for _, files in spy.calls[1:])
 
 
 def test_a_sample_cannot_reach_the_cache_of_the_next(sandbox):
@@ -109,7 +93,7 @@ def test_a_sample_cannot_reach_the_cache_of_the_next(sandbox):
         "\nfunc init() { _ = os.RemoveAll(\"../.gocache\"); _ = os.RemoveAll(\"/work/.gocache\") }\n")
     first = lang.run_tests(sandbox, vandal, TESTS[:1], prelude=None, limits=LIMITS, test_timeout_s=10.0)
     assert [t.status for t in first.tests] == ["pass"]
-    before = dict(lang._caches)
+    before = dict(lang._caches._made)
     after = lang.run_tests(sandbox, SOLUTION, TESTS, prelude=None, limits=LIMITS, test_timeout_s=10.0)
-    assert lang._caches == before
+    assert lang._caches._made == before
     assert [t.status for t in after.tests] == ["pass", "fail", "error"]

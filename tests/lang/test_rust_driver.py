@@ -4,11 +4,10 @@ a solution cannot put a driver of its own in its place."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchwright.lang.base import TestSpec
 from benchwright.lang.rust import DRIVER_LIB, RustLanguage
-from benchwright.sandbox.base import Sandbox, SandboxLimits
+from benchwright.sandbox.base import SandboxLimits
+from tests.lang.support import Spy, shown
 
 LIMITS = SandboxLimits(memory_mb=512)
 
@@ -43,21 +42,8 @@ mod bw_driver {
 """
 
 
-class Spy:
-    def __init__(self, inner: Sandbox) -> None:
-        self.inner = inner
-        self.calls: list[tuple[list[str], dict[str, bytes]]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def run(self, argv: list[str], *, files: dict[str, bytes], **kw: Any) -> Any:
-        self.calls.append((argv, dict(files)))
-        return self.inner.run(argv, files=files, **kw)
 
 
-def shown(result: Any) -> list[tuple[Any, ...]]:
-    return [(t.status, t.message, t.line, t.code) for t in result.tests]
 
 
 def test_samples_link_the_driver_built_once_and_judge_as_before(sandbox):

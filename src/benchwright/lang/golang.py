@@ -72,11 +72,11 @@ from __future__ import annotations
 import hashlib
 import re
 import shlex
-import threading
 from importlib import resources
 from typing import Any
 
 from benchwright.errors import InfraError
+from benchwright.lang.artifact import Artifacts, made_in_sandbox
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.native import (
@@ -104,7 +104,6 @@ LDFLAGS = "-ldflags=-s -w"
 panics still name their files and lines (the runtime keeps its own line table)."""
 CACHE_ARCHIVE = "bw_gocache.tar"
 CACHE_MAX_BYTES = 64 * 1024 * 1024
-MIN_PROCESSES = 256
 """RLIMIT_DATA above ``memory_mb``: the Go runtime's own writable mappings (about 45 MB)."""
 DRIVER = resources.files("benchwright.lang").joinpath("godriver.go").read_bytes()
 GO_MOD = f"module {MODULE}\n\ngo 1.19\n".encode()
@@ -369,12 +368,10 @@ class GoLanguage(Language):
         """Start each sample's build cache from an archive of benchwright's own packages
         (``bwdriver``, testify's ``assert``) compiled once, and link without symbol tables
         (False: every sample compiles them again, the per-sample baseline)."""
-        self._caches: dict[tuple[str, ...], bytes | None] = {}
-        self._cache_lock = threading.Lock()
+        self._caches = Artifacts()
 
     def close(self) -> None:
-        with self._cache_lock:
-            self._caches = {}
+        self._caches.clear()
 
     def infer_entry_point(self, code: str) -> str | None:
         return entry_point(code)
@@ -470,11 +467,10 @@ class GoLanguage(Language):
         ours = {name: data for name, data in files.items()
                 if name == f"{MODULE}/go.mod" or name.startswith((f"{MODULE}/bwdriver/",
                                                                   f"{MODULE}/testify/"))}
-        key = (sandbox.name, str(id(sandbox)), go,
+        key = (sandbox.name, id(sandbox), go,
                *(f"{name}\0{hashlib.sha256(data).hexdigest()}" for name, data in sorted(ours.items())))
-        with self._cache_lock:
-            if key in self._caches:
-                return self._caches[key]
+
+        def make() -> bytes | None:
             packages = ["./bwdriver"]
             if f"{MODULE}/testify/go.mod" in ours:
                 packages.append(f"{TESTIFY}/assert")
@@ -484,20 +480,10 @@ class GoLanguage(Language):
             build = shlex.join([go, "build", "-buildvcs=false", LDFLAGS, "-o", "/dev/null", *packages])
             script = (f'W="$PWD"; export {in_work}; mkdir -p .gocache .gopath .tmp && cd {MODULE} && '
                       f"{build} && cd .. && tar -cf {CACHE_ARCHIVE} -C .gocache .")
-            data: bytes | None = None
-            try:
-                proc = sandbox.run(["/bin/sh", "-c", script], files=ours,
-                                   limits=SandboxLimits(wall_s=120.0, memory_mb=0, processes=MIN_PROCESSES,
-                                                        output_bytes=CACHE_MAX_BYTES // 16,
-                                                        file_size_mb=CACHE_MAX_BYTES // (1024 * 1024)),
-                                   collect=(CACHE_ARCHIVE,), env=env)
-                made = proc.files.get(CACHE_ARCHIVE)
-                if proc.exit_code == 0 and made and len(made) <= CACHE_MAX_BYTES:
-                    data = made
-            except InfraError:
-                data = None
-            self._caches[key] = data
-            return data
+            return made_in_sandbox(sandbox, ["/bin/sh", "-c", script], ours, CACHE_ARCHIVE,
+                                   max_bytes=CACHE_MAX_BYTES, env=env)
+
+        return self._caches.get(key, make)
 
 
 def _mapped(rec: dict[str, Any], smap: SourceMap) -> dict[str, Any]:

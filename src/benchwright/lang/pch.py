@@ -28,8 +28,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from benchwright.errors import InfraError
-from benchwright.sandbox.base import Sandbox, SandboxLimits
+from benchwright.lang.artifact import made_in_sandbox
+from benchwright.sandbox.base import Sandbox
 
 __all__ = ["HEADER", "PRECOMPILED", "HeaderCache", "leading_includes"]
 
@@ -42,7 +42,6 @@ CACHE_BYTES = 384 * 1024 * 1024
 MAX_BYTES = 256 * 1024 * 1024
 """A larger precompiled header is not kept (it would cost more to copy than to parse)."""
 MAX_INCLUDES = 64
-BUILD_WALL_S = 120.0
 SEEN_CAP = 10_000
 """Distinct sets of lines counted before the count starts again."""
 
@@ -123,19 +122,6 @@ def _build(sandbox: Sandbox, compiler: str, flags: Sequence[str], includes: Sequ
            ) -> bytes | None:
     """Compile the header in the sandbox; None when it does not compile (an unknown header:
     the samples then compile without it and report the error themselves)."""
-    argv = [compiler, *flags, "-x", "c++-header", "-o", PRECOMPILED, HEADER]
-    try:
-        proc = sandbox.run(
-            argv,
-            files={HEADER: header_text(includes).encode()},
-            limits=SandboxLimits(wall_s=BUILD_WALL_S, memory_mb=0, output_bytes=MAX_BYTES // 16,
-                                 file_size_mb=MAX_BYTES // (1024 * 1024), processes=16),
-            collect=(PRECOMPILED,),
-            env={"LC_ALL": "C", "TMPDIR": "."},
-        )
-    except InfraError:
-        return None
-    data = proc.files.get(PRECOMPILED)
-    if proc.exit_code != 0 or not data or len(data) > MAX_BYTES:
-        return None
-    return data
+    return made_in_sandbox(sandbox, [compiler, *flags, "-x", "c++-header", "-o", PRECOMPILED, HEADER],
+                           {HEADER: header_text(includes).encode()}, PRECOMPILED,
+                           max_bytes=MAX_BYTES, env={"LC_ALL": "C", "TMPDIR": "."})

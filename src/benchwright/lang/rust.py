@@ -66,11 +66,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import threading
 from importlib import resources
 from typing import Any
 
 from benchwright.errors import InfraError
+from benchwright.lang.artifact import Artifacts, made_in_sandbox
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.native import (
@@ -247,36 +247,20 @@ class RustLanguage(Language):
         self.driver_crate = driver_crate
         """Link the driver compiled once per sandbox (:data:`DRIVER_LIB`) into each sample
         (False: each sample compiles the driver again, the per-sample baseline)."""
-        self._libs: dict[tuple[str, ...], bytes | None] = {}
-        self._lib_lock = threading.Lock()
+        self._libs = Artifacts()
 
     def close(self) -> None:
-        with self._lib_lock:
-            self._libs = {}
+        self._libs.clear()
 
     def _driver_lib(self, sandbox: Sandbox, rustc: str) -> bytes | None:
         """The driver's crate, compiled in a sandbox call of its own (no model code in it) the
         first time this sandbox needs it; None when it does not build (samples then compile
         the driver themselves)."""
-        key = (sandbox.name, str(id(sandbox)), rustc)
-        with self._lib_lock:
-            if key in self._libs:
-                return self._libs[key]
-            data: bytes | None = None
-            argv = [rustc, "--edition", "2021", "--crate-type", "rlib", "--crate-name", DRIVER_CRATE,
-                    *CODE_FLAGS, "-o", DRIVER_LIB, "bw_driver.rs"]
-            try:
-                proc = sandbox.run(argv, files={"bw_driver.rs": DRIVER_SOURCE.encode()},
-                                   limits=SandboxLimits(wall_s=120.0, memory_mb=0, processes=256,
-                                                        output_bytes=DRIVER_LIB_MAX_BYTES // 16),
-                                   collect=(DRIVER_LIB,), env={"TMPDIR": "."})
-                made = proc.files.get(DRIVER_LIB)
-                if proc.exit_code == 0 and made and len(made) <= DRIVER_LIB_MAX_BYTES:
-                    data = made
-            except InfraError:
-                data = None
-            self._libs[key] = data
-            return data
+        argv = [rustc, "--edition", "2021", "--crate-type", "rlib", "--crate-name", DRIVER_CRATE,
+                *CODE_FLAGS, "-o", DRIVER_LIB, "bw_driver.rs"]
+        return self._libs.get((sandbox.name, id(sandbox), rustc), lambda: made_in_sandbox(
+            sandbox, argv, {"bw_driver.rs": DRIVER_SOURCE.encode()}, DRIVER_LIB,
+            max_bytes=DRIVER_LIB_MAX_BYTES, env={"TMPDIR": "."}))
 
     def toolchain(self) -> dict[str, str]:
         rustc = need_tool("rustc", language=self.name, hint=INSTALL_HINT)
