@@ -28,3 +28,31 @@ def test_token_estimate_is_a_real_bpe_offline() -> None:
     count4o, name4o = tokens.estimate("hello world", "gpt-4o-mini")
     assert name4o.endswith("o200k_base") and count4o == 2
     assert tokens.heuristic("def f(x): return x") == 7
+
+
+def test_the_rust_tokenizer_counts_what_the_package_counts_without_loading_it() -> None:
+    """The estimate loads bpe-openai's Rust module alone (the package decodes three vocabularies
+    at import, about 3 s a process); its counts are the package's own ``encode``, special-token
+    text counted as text."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    texts = ["<|endoftext|> and <|fim_prefix|> as text", "é ü 日本語 🙂 \t\r\n", "",
+             *(p.read_text() for p in sorted(Path(tokens.__file__).parent.glob("*.py"))[:6])]
+    script = ("import sys, json; from benchwright.model import tokens\n"
+              "texts = json.load(sys.stdin)\n"
+              "counts = {m: [tokens.estimate(t, m) for t in texts] for m in ('gpt-4', 'gpt-4o')}\n"
+              "print(json.dumps({'counts': counts, 'package': 'bpe_openai' in sys.modules}))\n")
+    import json
+
+    proc = subprocess.run([sys.executable, "-c", script], input=json.dumps(texts), text=True,
+                          capture_output=True, check=True)
+    out = json.loads(proc.stdout)
+    assert out["package"] is False  # the package's import never ran
+    import bpe_openai  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    for model, encoding in (("gpt-4", "cl100k_base"), ("gpt-4o", "o200k_base")):
+        enc = bpe_openai.get_encoding(encoding)
+        assert out["counts"][model] == [[len(enc.encode(t, disallowed_special=())), f"bpe-openai:{encoding}"]
+                                        for t in texts]
