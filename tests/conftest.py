@@ -6,6 +6,7 @@ import functools
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -59,12 +60,21 @@ def bw() -> Runner:
     return run_cli
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """An example workspace made by ``benchwright init``."""
-    ws = tmp_path / "ws"
+@pytest.fixture(scope="session")
+def _initialised(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ``benchwright init`` a test process: :func:`workspace` copies it (the command's own
+    tests, in tests/cli, run it themselves)."""
+    ws = tmp_path_factory.mktemp("init") / "ws"
     proc = run_cli("init", ws)
     assert proc.returncode == 0, proc.stderr
+    return ws
+
+
+@pytest.fixture
+def workspace(_initialised: Path, tmp_path: Path) -> Path:
+    """An example workspace made by ``benchwright init`` (a copy of the session's)."""
+    ws = tmp_path / "ws"
+    shutil.copytree(_initialised, ws, symlinks=True)
     return ws
 
 
