@@ -111,6 +111,8 @@ STACK_MB = 64
 OUTPUT_CAP_BYTES = 4096
 """Output kept per test (the head, plus the last 2 KB when there is more)."""
 JUDGE_TEMPLATE = "cjudge.c.tmpl"
+SOLUTION_MAIN = "bw_solution_main"
+"""What a ``main`` of the solution is renamed to (``#define main ...``), never run."""
 
 BUILD_LOG = "bw_cc.txt"
 BUILD_FAILED = "bw_cc_failed"
@@ -253,7 +255,7 @@ class _Layout:
 
     def source(self, precompiled: bool = False) -> str:
         parts = [
-            "#define main bw_solution_main\n",
+            f"#define main {SOLUTION_MAIN}\n",
             *([f'#include "{pch.HEADER}"\n'] if precompiled else []),
             f'#line 1 "{self.solution_label}"\n',
             self.solution,
@@ -397,8 +399,9 @@ class _CFamily(Language):
         main_object = _host_build(compiler, f"main{ext}")
         files: dict[str, bytes] = {}
         includes = pch.leading_includes(layout.solution) if self.precompiled_headers else ()
-        header = self._headers.get(sandbox, compiler, (*self.flags, "-Dmain=bw_solution_main"),
-                              includes)
+        # the header is made with the test program's own definition of `main` (else g++ skips it)
+        header = self._headers.get(sandbox, compiler, (*self.flags, f"-Dmain={SOLUTION_MAIN}"),
+                                   includes)
         if header is not None:
             files = {pch.HEADER: pch.header_text(includes).encode(), pch.PRECOMPILED: header}
         source = layout.source(precompiled=header is not None)

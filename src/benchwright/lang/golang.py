@@ -99,12 +99,13 @@ SOLUTION_FILE = "solution.go"
 TEST_FILE = "bw_tests.go"
 BINARY = "bwtests"
 DATA_SLACK_MB = 64
+"""RLIMIT_DATA above ``memory_mb``: the Go runtime's own writable mappings (about 45 MB)."""
 LDFLAGS = "-ldflags=-s -w"
 """No symbol table and no DWARF in the test program: the link takes about half the time, and
 panics still name their files and lines (the runtime keeps its own line table)."""
 CACHE_ARCHIVE = "bw_gocache.tar"
+"""The warm build cache of benchwright's own packages, unpacked into each sample's GOCACHE."""
 CACHE_MAX_BYTES = 64 * 1024 * 1024
-"""RLIMIT_DATA above ``memory_mb``: the Go runtime's own writable mappings (about 45 MB)."""
 DRIVER = resources.files("benchwright.lang").joinpath("godriver.go").read_bytes()
 GO_MOD = f"module {MODULE}\n\ngo 1.19\n".encode()
 TESTIFY = "github.com/stretchr/testify"

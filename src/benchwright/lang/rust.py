@@ -99,6 +99,7 @@ DRIVER_SOURCE = DRIVER[DRIVER.index("mod bw_driver {") + len("mod bw_driver {"):
 DRIVER_LIB = f"lib{DRIVER_CRATE}.rlib"
 DRIVER_LIB_MAX_BYTES = 16 * 1024 * 1024
 
+EDITION = ("--edition", "2021")
 CODE_FLAGS = (
     "-C", "opt-level=0",
     "-C", "debug-assertions=on",
@@ -111,7 +112,7 @@ CODE_FLAGS = (
 )
 """How every crate of a sample is compiled (the test program and the driver's crate alike)."""
 RUSTC_FLAGS = (
-    "--edition", "2021",
+    *EDITION,
     "--crate-type", "bin",
     "--crate-name", BINARY,
     *CODE_FLAGS,
@@ -256,8 +257,8 @@ class RustLanguage(Language):
         """The driver's crate, compiled in a sandbox call of its own (no model code in it) the
         first time this sandbox needs it; None when it does not build (samples then compile
         the driver themselves)."""
-        argv = [rustc, "--edition", "2021", "--crate-type", "rlib", "--crate-name", DRIVER_CRATE,
-                *CODE_FLAGS, "-o", DRIVER_LIB, "bw_driver.rs"]
+        argv = [rustc, *EDITION, "--crate-type", "rlib", "--crate-name", DRIVER_CRATE, *CODE_FLAGS,
+                "-o", DRIVER_LIB, "bw_driver.rs"]
         return self._libs.get((sandbox.name, id(sandbox), rustc), lambda: made_in_sandbox(
             sandbox, argv, {"bw_driver.rs": DRIVER_SOURCE.encode()}, DRIVER_LIB,
             max_bytes=DRIVER_LIB_MAX_BYTES, env={"TMPDIR": "."}))

@@ -24,6 +24,7 @@ def _o200k(model: str) -> bool:
     return any(k in m for k in ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4"))
 
 
+@lru_cache(maxsize=1)
 def _rust_tokenizers() -> Any | None:
     """bpe-openai's Rust module (``bpe_openai._bindings``), loaded without its package.
 
