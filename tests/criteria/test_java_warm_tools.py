@@ -5,8 +5,10 @@ fails or lies sends its sample to the command line."""
 
 from __future__ import annotations
 
+import base64
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,6 +79,31 @@ def test_a_java_tool_server_that_dies_or_lies_sends_the_sample_to_the_command_li
         assert (m.score, m.details, m.output) == (want.score, want.details, want.output)
 
 
+NESTED = """\
+public class Solution {
+    static class Box {
+        final int side;
+
+        Box(int side) {
+            this.side = side;
+        }
+
+        int area() {
+            return side > 0 ? side * side : 0;
+        }
+    }
+
+    public static int area(int side) {
+        return new Box(side).area();
+    }
+}
+
+class Helper {
+    static int twice(int x) {
+        return x < 0 ? -2 * -x : 2 * x;
+    }
+}
+"""
 EVERY = ['assert Solution.classify(-3).equals("negative");', 'assert Solution.classify(0).equals("zero");',
          'assert Solution.classify(8).equals("positive");', "assert Solution.spin(4) == 0;"]
 JACOCO_SAMPLES = {  # (code, tests, test time limit)
@@ -87,6 +114,13 @@ JACOCO_SAMPLES = {  # (code, tests, test time limit)
     "does not compile": (NOT_JAVA, ["assert Solution.twice(2) == 4;"], 10.0),
     "sealed": (SEALED, ["assert Shape.sides() == 4;"], 10.0),
     "all covered again": (CLASSIFY, EVERY, 10.0),
+    # JaCoCo's runtime must be up before the first test even where no test reaches the solution
+    "never called": (CLASSIFY, ["assert 1 + 1 == 2;"], 10.0),
+    "exits in a test": (CLASSIFY, [EVERY[0], "System.exit(3);", EVERY[1]], 10.0),
+    "nested and second classes": (NESTED, ["assert Solution.area(2) == 4;", "assert Helper.twice(2) == 4;"], 10.0),
+    "static initializer throws": (CLASSIFY.replace("public class Solution {", "public class Solution {\n"
+                                                   "    static final int BAD = Integer.parseInt(\"x\");"),
+                                  EVERY[:2], 10.0),
 }
 
 
@@ -107,6 +141,10 @@ def test_jacoco_compiled_by_the_warm_javac_measures_what_its_own_javac_measures(
             (b.score, b.verdict, b.details, b.line, b.output), name
         assert (a.error is None) == (b.error is None), name
     assert warm._helpers is not None  # the warm path was taken
+    # every sample that compiles, but the sealed one, ran its tests on classes the warm JVM
+    # instrumented (JaCoCo cannot instrument a sealed type: it ran under the agent, as on the
+    # command line)
+    assert warm.offline_runs == len(JACOCO_SAMPLES) - 2
     started = [server.started for server in warm._servers._servers.values()]
     # JaCoCo cannot analyse the sealed sample's classes: that answer closes the server (the
     # sample's analysis runs in a sandbox call, which says why), and the next sample starts another
@@ -114,3 +152,60 @@ def test_jacoco_compiled_by_the_warm_javac_measures_what_its_own_javac_measures(
     warm.close()
     assert lang is not None
     lang.close()
+
+
+def test_instrumented_classes_are_taken_only_as_the_classes_sent() -> None:
+    """The warm JVM's instrumented classes replace a sample's own class files in its test run:
+    only an answer of exactly the classes sent, each a class file, is taken."""
+    from benchwright.criteria.java_coverage import CLASS_CAP, _instrumented
+
+    def report(*rows: tuple[str, bytes]) -> bytes:
+        return b"".join(base64.b64encode(n.encode()) + b" " + base64.b64encode(d) + b"\n" for n, d in rows) + b"end\n"
+
+    klass = b"\xca\xfe\xba\xbe" + b"\x00" * 16
+    sent = {"Solution.class", "Solution$Box.class"}
+    good = report(("Solution.class", klass), ("Solution$Box.class", klass))
+    assert _instrumented(good, sent) == {"Solution.class": klass, "Solution$Box.class": klass}
+    refused = {
+        "cut short": good.removesuffix(b"end\n"),
+        "a class missing": report(("Solution.class", klass)),
+        "a class not sent": report(("Solution.class", klass), ("Solution$Box.class", klass), ("BwTests.class", klass)),
+        "a path elsewhere": report(("Solution.class", klass), ("../Solution$Box.class", klass)),
+        "twice": report(("Solution.class", klass), ("Solution.class", klass), ("Solution$Box.class", klass)),
+        "not a class file": report(("Solution.class", b"#!/bin/sh\n"), ("Solution$Box.class", klass)),
+        "too large": report(("Solution.class", klass + b"\x00" * CLASS_CAP), ("Solution$Box.class", klass)),
+        "not base64": good.replace(b" ", b" !", 1),
+        "an extra field": good.replace(b"\n", b" x\n", 1),
+    }
+    for why, answer in refused.items():
+        assert _instrumented(answer, sent) is None, why
+
+
+def test_a_sample_whose_instrumentation_is_refused_runs_under_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm JVM that cannot instrument a sample, or answers something else, leaves the sample
+    to JaCoCo's agent: the same measurement."""
+    from benchwright.criteria.java_coverage import JavaJacoco
+
+    code, tests, limit = JACOCO_SAMPLES["part covered"]
+    cold = JavaJacoco(warm=False)
+    [want] = cold.evaluate(_context(code, tests, test_timeout_s=limit))
+    warm = JavaJacoco()
+    warm._servers.cold_uses = 0
+    ctx = _context(code, tests, test_timeout_s=limit)
+    real_run = JavaToolServer.run
+
+    def lying(self: JavaToolServer, files: dict[str, bytes], argument: str = "-") -> Any:
+        answer = real_run(self, files, argument)
+        if argument == "--instrument" and answer is not None and answer.report is not None:
+            return replace(answer, report=answer.report.replace(b"end\n", b""))  # cut short
+        return answer
+
+    monkeypatch.setattr(JavaToolServer, "run", lying)
+    try:
+        [got] = warm.evaluate(ctx)
+    finally:
+        warm.close()
+        ctx.lang.close()
+    assert warm.offline_runs == 0
+    assert (got.score, got.details, got.output) == (want.score, want.details, want.output)
+    assert got.score is not None and 0 < got.score < 1

@@ -11,6 +11,9 @@
 // an "I <line>" line for a one-line no-argument constructor that never ran (the implicit
 // constructor of a class of static methods is one), a "C <class> nomatch" line for a class
 // whose execution data does not match its class file, and "end" last.
+//
+// BwCoverageReport.instrument (called by benchwright's warm tool server) writes the class files
+// of a folder instrumented for JaCoCo's offline runtime instead.
 public final class BwCoverageReport {
     private BwCoverageReport() { }
 
@@ -55,6 +58,34 @@ public final class BwCoverageReport {
         out.append("end\n");
         try (java.io.Writer w = new java.io.OutputStreamWriter(
                 new java.io.FileOutputStream(args[3]), java.nio.charset.StandardCharsets.UTF_8)) {
+            w.write(out.toString());
+        }
+    }
+
+    // The class files under a folder, instrumented for JaCoCo's offline runtime (the probes the
+    // agent would insert as they load, read back by the same analysis): one
+    // "<base64 relative path> <base64 class file>" line per class, then "end". Any class JaCoCo
+    // cannot instrument fails the whole request (the caller then runs the tests under the agent).
+    public static void instrument(java.lang.String classes, java.lang.String report) throws java.lang.Exception {
+        org.jacoco.core.instr.Instrumenter instrumenter = new org.jacoco.core.instr.Instrumenter(
+            new org.jacoco.core.runtime.OfflineInstrumentationAccessGenerator());
+        java.nio.file.Path root = java.nio.file.Paths.get(classes);
+        java.util.Base64.Encoder enc = java.util.Base64.getEncoder();
+        java.lang.StringBuilder out = new java.lang.StringBuilder();
+        java.util.List<java.nio.file.Path> files;
+        try (java.util.stream.Stream<java.nio.file.Path> walk = java.nio.file.Files.walk(root)) {
+            files = walk.filter(p -> java.nio.file.Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                .sorted().collect(java.util.stream.Collectors.toList());
+        }
+        for (java.nio.file.Path file : files) {
+            java.lang.String name = root.relativize(file).toString();
+            byte[] done = instrumenter.instrument(java.nio.file.Files.readAllBytes(file), name);
+            out.append(enc.encodeToString(name.getBytes(java.nio.charset.StandardCharsets.UTF_8))).append(' ')
+                .append(enc.encodeToString(done)).append('\n');
+        }
+        out.append("end\n");
+        try (java.io.Writer w = new java.io.OutputStreamWriter(
+                new java.io.FileOutputStream(report), java.nio.charset.StandardCharsets.US_ASCII)) {
             w.write(out.toString());
         }
     }

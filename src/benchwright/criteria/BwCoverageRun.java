@@ -11,6 +11,14 @@
 // coverage data is written, "done"; then the JVM halts (stuck threads and the solution's
 // shutdown hooks are not waited for). System.exit in a test ends the JVM early: the agent's
 // own shutdown hook still writes the data, and the log has no "done".
+//
+// Or, with the solution's classes instrumented beforehand (JaCoCo's offline instrumentation) and
+// the agent's jar on the class path instead of -javaagent:
+//
+// java -Djacoco-agent.destfile=... -Dbw.jacoco.offline=<JaCoCo's runtime class Offline> \
+//      -cp out:jacocoagent.jar BwCoverageRun ...
+//
+// the runtime is started first, as the agent starts before main (the same data, the same hook).
 public final class BwCoverageRun {
     private BwCoverageRun() { }
 
@@ -59,6 +67,12 @@ public final class BwCoverageRun {
         java.io.PrintStream quiet = new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
         java.lang.System.setOut(quiet);
         java.lang.System.setErr(quiet);
+        java.lang.String offline = java.lang.System.getProperty("bw.jacoco.offline");
+        if (offline != null) {  // instrumented classes, no agent: start JaCoCo's runtime as the agent would
+            java.lang.reflect.Method start = java.lang.Class.forName(offline).getDeclaredMethod("getRuntimeData");
+            start.setAccessible(true);
+            start.invoke(null);
+        }
         say("begin " + n);
         java.lang.reflect.Method run = null;
         try {

@@ -16,6 +16,18 @@ One sandbox call, three steps (``sh -c``), in the sample's own work folder:
    line of the solution with code, JaCoCo's status (not, partly, fully covered) and its
    branches.
 
+In a run, the steps are spread so that a sample pays only for its tests: the solution and test
+class come from the Java language's warm javac (or its cache of compiles), the helper programs are
+compiled once, and this criterion's warm JVM (one per executor thread, in a sandbox of its own:
+:mod:`.javatoolserver`, which runs nothing it reads) instruments the solution's classes for
+JaCoCo's offline runtime (``Instrumenter``: the probes the agent would insert as the classes load)
+and later analyses the execution data. The sample's sandbox call then runs only ``BwCoverageRun``
+on the instrumented classes with the agent's jar on the class path and no ``-javaagent`` (which
+cost about 80 ms a sample to start), starting JaCoCo's runtime before the first test as the agent
+would. The analysis reads the original class files, so the figures are the agent's (a test
+compares both paths). A class JaCoCo cannot instrument, an answer that is not exactly the classes
+sent, or no warm JVM yet (a thread's first samples) leaves the sample to the agent.
+
 The score is ``(covered lines + covered branches) / (lines + branches)``: a line counts as
 covered when any of its instructions ran (JaCoCo's line counter), a branch is one outcome of a
 condition or ``switch``. The implicit constructor of a class that is never instantiated (every
@@ -96,6 +108,10 @@ INSTRUMENTED_FACTOR = 3.0
 """How much longer than the runner's own wall budget the instrumented run (javac, the test JVM
 with the agent) may take: instrumentation slows it, and a busy machine more so; a coverage run
 cut short would be an infra_error of the sample, not a fact about the solution."""
+CLASS_CAP = 4 * 1024 * 1024
+"""The largest instrumented class file taken from the warm JVM (javac writes at most 64 KiB a
+method; the probes add a few bytes each)."""
+CLASS_MAGIC = b"\xca\xfe\xba\xbe"
 EXEC_CAP = 64 * 1024 * 1024
 """The most execution data read back from the test JVM's sandbox (a few KiB is usual)."""
 REPORT_ALLOWANCE_S = 30.0
@@ -259,7 +275,10 @@ class JavaJacoco(Criterion):
         self._helpers: dict[str, bytes] | None = None
         self._helpers_lock = threading.Lock()
         self._servers: ThreadServers[JavaToolServer] = ThreadServers(self._server, COLD_USES)
-        """JaCoCo's analysis in a warm JVM per executor thread (once the helpers are compiled)."""
+        """JaCoCo's instrumentation and analysis in a warm JVM per executor thread (once the
+        helpers are compiled)."""
+        self.offline_runs = 0
+        """How many samples ran their tests on classes the warm JVM instrumented (no agent)."""
 
     def missing(self) -> str | None:
         for jar in (AGENT_HOLDER, *ANALYSIS_JARS):
@@ -310,9 +329,17 @@ class JavaJacoco(Criterion):
         if compiled is not None:  # the classes from the warm javac, the helpers compiled once
             classes = {f"{OUT_DIR}/{name}": data for name, data in {**compiled[0].classes, **compiled[1]}.items()}
             collecting = replace(limits, output_bytes=max(limits.output_bytes, EXEC_CAP // 16))
+            instrumented = self._instrument(ctx, {name: data for name, data in compiled[0].classes.items()
+                                                  if not _is_test_class(name, test_class)})
+            if instrumented is not None:  # probes already in the solution's classes: no agent to start
+                run_cmd = shlex.join([
+                    java, *java_flags(heap), f"-Djacoco-agent.destfile={EXEC_FILE}",
+                    f"-Dbw.jacoco.offline={_offline_runtime()}", "-cp", f"{OUT_DIR}:{AGENT}",
+                    RUN_CLASS, test_class, str(len(timeouts)), limits_ms, RUN_LOG])
+                self.offline_runs += 1
             run = ctx.sandbox.run(["/bin/sh", "-c", f"exec {run_cmd} >/dev/null 2>{STDERR}\n"],
-                                  files={**classes, AGENT: _agent_jar()}, limits=collecting,
-                                  collect=(RUN_LOG, STDERR, EXEC_FILE))
+                                  files={**classes, **(instrumented or {}), AGENT: _agent_jar()},
+                                  limits=collecting, collect=(RUN_LOG, STDERR, EXEC_FILE))
             if len(run.files.get(EXEC_FILE, b"")) >= EXEC_CAP:
                 raise InfraError(f"{self.tool}: the execution data is larger than {EXEC_CAP >> 20} MiB")
             if run.timed_out or EXEC_FILE not in run.files:  # nothing to analyse
@@ -348,6 +375,20 @@ class JavaJacoco(Criterion):
                                    collect=(REPORT,))
         return replace(run, exit_code=analysis.exit_code, stderr=analysis.stderr, stdout=analysis.stdout,
                        timed_out=analysis.timed_out, files={**run.files, **analysis.files})
+
+    def _instrument(self, ctx: SampleContext, classes: dict[str, bytes]) -> dict[str, bytes] | None:
+        """``classes`` (the solution's class files: name -> bytes) instrumented for JaCoCo's
+        offline runtime by this thread's warm JVM, under ``OUT_DIR``; None: run the tests under the
+        agent (no warm JVM yet, or JaCoCo cannot instrument one of them: the analysis then says
+        why, as it says it on the command line)."""
+        server = self._servers.get(ctx.sandbox) if self.warm and classes else None
+        if server is None:
+            return None
+        answer = server.run({f"{OUT_DIR}/{name}": data for name, data in classes.items()}, "--instrument")
+        if answer is None or answer.exit_code != 0 or answer.report is None:
+            return None
+        found = _instrumented(answer.report, set(classes))
+        return {f"{OUT_DIR}/{name}": data for name, data in found.items()} if found is not None else None
 
     def _server(self, sandbox: Sandbox) -> JavaToolServer:
         analysis_cp = ":".join(str(toolbox.java_lib(j)) for j in ANALYSIS_JARS)
@@ -453,6 +494,49 @@ class JavaJacoco(Criterion):
         return Measurement(score=0.0, unit=self.unit, line=line, error=log[:16000],
                            output="the solution or its tests do not compile: no coverage",
                            details={"build_error": True})
+
+
+def _is_test_class(name: str, test_class: str) -> bool:
+    """Whether a class file is the generated test class's or one nested in it (the agent's
+    ``excludes``: ``BwTests`` and ``BwTests$*``)."""
+    stem = name.removesuffix(".class")
+    return stem == test_class or stem.startswith(f"{test_class}$")
+
+
+@functools.cache
+def _offline_runtime() -> str:
+    """The class of JaCoCo's runtime that offline-instrumented classes call (its package is
+    named by the build: ``org.jacoco.agent.rt.internal_<id>.Offline``), from org.jacoco.core."""
+    try:
+        with zipfile.ZipFile(toolbox.java_lib(ANALYSIS_JARS[0])) as core:
+            text = core.read("org/jacoco/core/jacoco.properties").decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile) as e:
+        raise InfraError(f"cannot read JaCoCo's runtime package from {toolbox.java_lib(ANALYSIS_JARS[0])}: {e}") from e
+    m = re.search(r"^RUNTIMEPACKAGE=([\w.]+)\s*$", text, re.MULTILINE)
+    if m is None:
+        raise InfraError(f"{toolbox.java_lib(ANALYSIS_JARS[0])} names no RUNTIMEPACKAGE")
+    return f"{m.group(1)}.Offline"
+
+
+def _instrumented(report: bytes, names: set[str]) -> dict[str, bytes] | None:
+    """The warm JVM's instrumented classes (``<b64 path> <b64 class>`` lines, then ``end``),
+    when they are exactly the classes sent (relative to ``OUT_DIR``), each a class file of at
+    most :data:`CLASS_CAP` bytes; else None."""
+    rows = report.split(b"\n")
+    if rows[-2:] != [b"end", b""]:
+        return None
+    found: dict[str, bytes] = {}
+    for row in rows[:-2]:
+        parts = row.split(b" ")
+        try:
+            name = base64.b64decode(parts[0], validate=True).decode("utf-8")
+            data = base64.b64decode(parts[1], validate=True)
+        except (ValueError, IndexError):
+            return None
+        if len(parts) != 2 or name in found or not data.startswith(CLASS_MAGIC) or len(data) > CLASS_CAP:
+            return None
+        found[name] = data
+    return found if set(found) == names else None
 
 
 def _statuses(log: list[str], n_tests: int) -> tuple[list[str], str | None]:

@@ -89,9 +89,21 @@ public class BwTool {
         }
     }
 
-    // JaCoCo's analysis: benchwright's BwCoverageReport (on the class path), as its command line
+    // JaCoCo's analysis: benchwright's BwCoverageReport (on the class path), as its command line;
+    // argv: <exec file> <classes dir> <source file name> <report>. With "--instrument" for the
+    // source file name, the classes instrumented for JaCoCo's offline runtime instead.
     static int jacoco(String[] argv) throws Exception {
-        Class.forName("BwCoverageReport").getMethod("main", String[].class).invoke(null, (Object) argv);
+        Class<?> report = Class.forName("BwCoverageReport");
+        if (argv[2].equals("--instrument")) {
+            try {  // a class JaCoCo cannot instrument (a sealed type) is the sample's, not the server's
+                report.getMethod("instrument", String.class, String.class).invoke(null, argv[1], argv[3]);
+            } catch (InvocationTargetException e) {
+                e.getCause().printStackTrace();
+                return 3;
+            }
+        } else {
+            report.getMethod("main", String[].class).invoke(null, (Object) argv);
+        }
         return 0;
     }
 
