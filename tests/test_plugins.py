@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import typing
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import pytest
+
 import benchwright
-from benchwright.registry import registry
+from benchwright.errors import PluginError, PluginNotFound
+from benchwright.registry import BASES, KINDS, PluginFailure, Registry, base_class, registry
 from tests.conftest import Runner, only_run, read_jsonl
 
 PLUGIN = '''
@@ -47,14 +52,21 @@ def test_builtins_come_through_the_entry_point() -> None:
     assert "rlimit" in registry.names("sandbox")
 
 
+def install(site: Path, package: str, module: str, code: str | None, target: str) -> None:
+    """A plug-in package on ``site`` (a folder for PYTHONPATH), as pip would leave it: its module
+    (none when ``code`` is None) and a dist-info naming ``target`` as its entry point."""
+    if code is not None:
+        (site / module).mkdir(parents=True)
+        (site / module / "__init__.py").write_text(code)
+    dist = site / f"{module}-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[benchwright.plugins]\n{module} = {target}\n")
+
+
 def test_a_third_party_criterion_runs_in_the_pipeline(tmp_path: Path, bw: Runner) -> None:
     site = tmp_path / "site"
-    (site / "bw_lines").mkdir(parents=True)
-    (site / "bw_lines" / "__init__.py").write_text(PLUGIN)
-    dist = site / "bw_lines-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: bw-lines\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[benchwright.plugins]\nlines = bw_lines:register\n")
+    install(site, "bw-lines", "bw_lines", PLUGIN, "bw_lines:register")
     env = {"PYTHONPATH": str(site)}
 
     listed = bw("list", "criteria", env=env)
@@ -73,3 +85,117 @@ def test_a_third_party_criterion_runs_in_the_pipeline(tmp_path: Path, bw: Runner
 
     without = bw("run", "configs/lines.yaml", cwd=ws)
     assert without.returncode == 2 and "line-count" in without.stderr
+
+
+BROKEN = PLUGIN.replace("def register(reg):", "def register(reg):\n    reg.add(\"criterion\", \"half-done\", LineCount)\n"
+                        "    raise RuntimeError(\"the plug-in's own bug\")")
+CLASH = PLUGIN.replace('reg.add("criterion", "line-count", LineCount)', 'reg.add("criterion", "unit-test", LineCount)')
+OVERRIDE = PLUGIN.replace('reg.add("criterion", "line-count", LineCount)',
+                          'reg.add("criterion", "cpu-usage", LineCount, override=True)')
+
+
+def test_a_broken_plugin_package_is_left_out_whole_and_named_and_the_others_work(
+        tmp_path: Path, bw: Runner, workspace: Path) -> None:
+    """A package that raises while registering, one whose module is missing and one that takes a
+    built-in's name without override=True: each is one error naming the package (no traceback),
+    nothing of it is registered, and every other package's plug-ins still run."""
+    site = tmp_path / "site"
+    install(site, "bw-lines", "bw_lines", PLUGIN, "bw_lines:register")
+    install(site, "bw-broken", "bw_broken", BROKEN, "bw_broken:register")
+    install(site, "bw-gone", "bw_gone", None, "bw_gone:register")
+    install(site, "bw-clash", "bw_clash", CLASH, "bw_clash:register")
+    env = {"PYTHONPATH": str(site), "COLUMNS": "200"}
+
+    listed = bw("list", "criteria", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "Traceback" not in listed.stderr + listed.stdout
+    for package, why in (("bw-broken", "RuntimeError: the plug-in's own bug"),
+                         ("bw-gone", "ModuleNotFoundError: No module named 'bw_gone'"),
+                         ("bw-clash", "criterion 'unit-test' from bw_clash is already registered by "
+                                      "benchwright.criteria.unit_test; register it with override=True")):
+        [line] = [row for row in listed.stderr.splitlines() if f"{package!r}" in row]
+        assert why in line and "left out" in line
+        assert package in listed.stdout  # the table of packages left out
+    assert "half-done" not in listed.stdout  # what the broken package registered before failing
+    assert "line-count" in listed.stdout and "bw_lines" in listed.stdout
+    unit = [row for row in listed.stdout.splitlines() if row.startswith("│ unit-test")]
+    assert unit and "benchwright" in unit[0] and "bw_clash" not in unit[0]
+
+    (workspace / "configs" / "lines.yaml").write_text(
+        "version: 1\ntask_sources: [tasks/basics.yaml]\nlanguages: [python]\nllms: [reference]\n"
+        "criteria: [unit-test, line-count]\n")
+    proc = bw("run", "configs/lines.yaml", cwd=workspace, env=env)
+    assert proc.returncode == 0, proc.stderr
+    records = read_jsonl(only_run(workspace) / "records.jsonl")
+    assert {r["criterion"] for r in records} >= {"unit-test", "line-count"}
+    assert all(r["executor"] != "LineCount" for r in records if r["criterion"] == "unit-test")
+
+    # asking for what the broken package registered before it failed: not installed, and why
+    (workspace / "configs" / "half.yaml").write_text(
+        "version: 1\ntask_sources: [tasks/basics.yaml]\nlanguages: [python]\nllms: [reference]\n"
+        "criteria: [unit-test, half-done]\n")
+    asked = bw("run", "configs/half.yaml", cwd=workspace, env=env)
+    assert asked.returncode == 2 and "half-done" in asked.stderr
+    assert "plug-in package 'bw-broken'" in asked.stderr and "Traceback" not in asked.stderr
+
+
+def test_an_override_replaces_the_builtin_and_list_says_so(tmp_path: Path, bw: Runner) -> None:
+    site = tmp_path / "site"
+    install(site, "bw-override", "bw_override", OVERRIDE, "bw_override:register")
+    listed = bw("list", env={"PYTHONPATH": str(site), "COLUMNS": "250"})
+    assert listed.returncode == 0 and not listed.stderr, listed.stderr
+    [row] = [r for r in listed.stdout.splitlines() if "cpu-usage" in r]
+    assert "bw_override (overrides benchwright.criteria.usage)" in row
+
+
+def test_a_second_registration_is_refused_unless_it_overrides() -> None:
+    reg = Registry()
+    reg._loaded = True  # no entry points: this registry holds only what the test adds
+    reg.add("criterion", "x", LineCountLike)
+    here = LineCountLike.__module__
+    with pytest.raises(PluginError, match=rf"criterion 'x' from {here} is already registered by {here}; "
+                                          r"register it with override=True"):
+        reg.add("criterion", "x", LineCountLike)
+    assert reg.get("criterion", "x").overrides is None
+    reg.add("criterion", "x", LineCountLike, override=True)
+    assert reg.get("criterion", "x").overrides == here
+
+
+def test_a_factory_that_makes_the_wrong_kind_is_an_error_naming_it() -> None:
+    reg = Registry()
+    reg._loaded = True
+    reg.add("language", "nope", LineCountLike)
+    with pytest.raises(PluginError, match=rf"language 'nope' from {LineCountLike.__module__} made a "
+                                          r"LineCountLike, not a Language: its factory must return"):
+        reg.create("language", "nope")
+    reg.failures.append(PluginFailure("bw-x", "x = bw_x:register", "ImportError: boom"))
+    with pytest.raises(PluginNotFound, match=r"no language named 'python'.*plug-in package 'bw-x'"):
+        reg.create("language", "python")
+
+
+def test_create_is_typed_per_kind() -> None:
+    """Each kind has an overload of ``create`` that returns its base class (so a caller gets a
+    ``Language`` for ``language`` without annotating), and the run-time check uses the same."""
+    overloads = typing.get_overloads(Registry.create)
+    returned = {}
+    for overload in overloads:
+        hints = overload.__annotations__
+        m = re.fullmatch(r"Literal\[['\"]([\w-]+)['\"]\]", hints["kind"])
+        assert m is not None, hints["kind"]
+        kind = m.group(1)
+        returned[kind] = hints["return"]
+    assert set(returned) == set(KINDS)
+    for kind in KINDS:
+        assert returned[kind] == BASES[kind].partition(":")[2] == base_class(kind).__name__
+
+
+from benchwright.criteria.base import Criterion, Measurement  # noqa: E402
+
+
+class LineCountLike(Criterion):
+    """A criterion (for the in-process registry tests)."""
+
+    name = "x"
+
+    def evaluate(self, ctx: object) -> list[Measurement]:  # type: ignore[override]
+        return []

@@ -5,7 +5,8 @@
     BenchwrightError
      ├── UserError            bad input the user can fix; printed without a traceback, exit 2
      │    ├── InputError      one or more located problems in files (see ``Problem``)
-     │    └── PluginNotFound  a criterion, provider, language or sandbox name nobody registered
+     │    ├── PluginNotFound  a criterion, provider, language or sandbox name nobody registered
+     │    └── PluginError     a plug-in registered twice, or whose factory made the wrong kind
      ├── MissingDependency    an optional extra is needed (the message names it)
      ├── InfraError           the harness, sandbox, toolchain or provider failed (sample -> infra_error)
      └── UnsafeFile           a file an agent left is refused (a link, a FIFO, too large): run badge FAIL
@@ -64,6 +65,11 @@ class InputError(UserError):
 
 class PluginNotFound(UserError):
     """No plug-in of that kind is registered under that name."""
+
+
+class PluginError(UserError):
+    """A plug-in is wrong: a name registered twice without ``override=True``, or a factory that
+    made something other than its kind's base class. The message names the plug-in's module."""
 
 
 class MissingDependency(BenchwrightError):

@@ -487,7 +487,7 @@ def import_dataset(
         "prompt, tests, golden, entry_point, language, difficulty, area, tags, mode... (repeatable)")] = None,
 ) -> None:
     """Turn a public benchmark (or your own JSONL) into a task source: 'benchwright list importers'."""
-    from benchwright.importers.base import Importer, ImportRequest
+    from benchwright.importers.base import ImportRequest
     from benchwright.registry import registry
 
     if output is None:
@@ -501,7 +501,7 @@ def import_dataset(
         if not sep:
             raise UserError(f"--map {item!r}: write KEY=FIELD, e.g. --map prompt=text")
         options[key.strip()] = value.strip()
-    importer: Importer = registry.create("importer", name)
+    importer = registry.create("importer", name)
     request = ImportRequest(data=data_arg or data, hf=hf, hf_path=hf_path, language=language,
                             subset=subset, limit=limit, options=options)
     _write_source(importer.load(request), output)

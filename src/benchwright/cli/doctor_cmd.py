@@ -17,7 +17,6 @@ from rich.console import Console
 from rich.table import Table
 
 from benchwright.errors import BenchwrightError
-from benchwright.lang.base import Language
 from benchwright.registry import registry
 from benchwright.sandbox.base import GUARANTEES, Sandbox, SandboxLimits
 from benchwright.sandbox.select import PREFERENCE, availability, best_sandbox
@@ -67,7 +66,7 @@ def _toolchains(sandbox: Sandbox) -> list[dict[str, Any]]:
     for name in registry.names("language"):
         if name in ("python", "java"):  # checked inside the sandbox above
             continue
-        lang: Language = registry.create("language", name)
+        lang = registry.create("language", name)
         missing = lang.missing()
         found = None if missing else ", ".join(f"{k} {v}" for k, v in lang.toolchain().items())
         rows.append({"tool": name, "path": None, "version": found, "problem": missing,
@@ -80,7 +79,7 @@ def facts(preferred: str | None) -> dict[str, Any]:
     for name in [*PREFERENCE, *(n for n in registry.names("sandbox") if n not in PREFERENCE)]:
         why = availability(name)
         try:
-            sandbox: Sandbox = registry.create("sandbox", name)
+            sandbox = registry.create("sandbox", name)
         except BenchwrightError:
             continue
         backends.append({

@@ -17,7 +17,7 @@ from rich.table import Table
 from benchwright.cli import agents_cmd
 from benchwright.cli.tables import never_cut
 from benchwright.errors import UserError
-from benchwright.registry import KINDS, Kind, registry
+from benchwright.registry import KINDS, Kind, Plugin, registry
 
 out = Console(soft_wrap=True)
 
@@ -69,9 +69,25 @@ def list_plugins(
     """List installed plug-ins."""
     if kind is None:
         out.print(plugins_table(list(KINDS)))
-        return
-    wanted = resolve(kind)
-    out.print(DETAILED.get(wanted, lambda: plugins_table([wanted]))())
+    else:
+        wanted = resolve(kind)
+        out.print(DETAILED.get(wanted, lambda: plugins_table([wanted]))())
+    if registry.failures:
+        out.print(failures_table())
+
+
+def origin(plugin: Plugin) -> str:
+    """Where a plug-in comes from, and whose it replaced (``add(..., override=True)``)."""
+    return plugin.origin + (f" (overrides {plugin.overrides})" if plugin.overrides else "")
+
+
+def failures_table() -> Table:
+    """The plug-in packages whose entry point failed, each left out whole."""
+    table = Table("package", "entry point", "error", title="plug-in packages left out",
+                  caption="their plug-ins are not installed; every other package's are", style="red")
+    for failure in registry.failures:
+        table.add_row(escape(failure.package), escape(failure.entry_point), escape(failure.error))
+    return never_cut(table, out.width)
 
 
 def plugins_table(kinds: list[Kind]) -> Table:
@@ -79,13 +95,12 @@ def plugins_table(kinds: list[Kind]) -> Table:
     table = Table("kind", "name", "description", "from")
     for k in kinds:
         for p in registry.plugins(k):  # third parties' text is shown as written, never as markup
-            table.add_row(escape(k), escape(p.name), escape(p.description), escape(p.origin))
+            table.add_row(escape(k), escape(p.name), escape(p.description), escape(origin(p)))
     return never_cut(table, out.width)  # wrapped, never cut: names are copied from here
 
 
 def criteria_table() -> Table:
     """Each criterion with its unit, languages, tool and whether this machine has the tool."""
-    from benchwright.criteria.base import Criterion
 
     table = Table(title="criteria", caption="what each measures and how it is scored: "
                   "docs/criteria.md")
@@ -93,25 +108,24 @@ def criteria_table() -> Table:
     for column in ("unit", "better", "languages", "tool", "state", "from"):
         table.add_column(column)
     for p in registry.plugins("criterion"):
-        criterion: Criterion = registry.create("criterion", p.name)
+        criterion = registry.create("criterion", p.name)
         why = criterion.missing()
         table.add_row(escape(p.name), escape(criterion.unit or "-"),
                       "higher" if criterion.higher_is_better else "lower",
                       escape(", ".join(criterion.languages) or "any"), escape(criterion.tool),
                       "[green]ready[/green]" if why is None else f"[red]missing[/red]: {escape(why)}",
-                      escape(p.origin.split(".")[0]))
+                      escape(origin(p) if p.overrides else p.origin.split(".")[0]))
     return never_cut(table, out.width)  # wrapped, never cut: names are copied from here
 
 
 def languages_table() -> Table:
     """Each language with its code fences, its toolchain and whether this machine has it."""
-    from benchwright.lang.base import Language
 
     table = Table(title="languages")
     for column in ("language", "fences", "toolchain", "install", "from"):
         table.add_column(column)
     for p in registry.plugins("language"):
-        lang: Language = registry.create("language", p.name)
+        lang = registry.create("language", p.name)
         why = lang.missing()
         if why is None:
             versions = lang.toolchain()
@@ -119,20 +133,20 @@ def languages_table() -> Table:
         else:
             state = f"[red]missing[/red]: {escape(why)}"
         table.add_row(escape(p.name), escape(" ".join(lang.fence_names)), state,
-                      escape(lang.install_hint) if why is not None else "", escape(p.origin))
+                      escape(lang.install_hint) if why is not None else "", escape(origin(p)))
     return never_cut(table, out.width)  # wrapped, never cut: names are copied from here
 
 
 def importers_table() -> Table:
     """Each importer with its dataset, languages, subsets and where its data comes from."""
-    from benchwright.importers.base import Importer, ImportRequest
+    from benchwright.importers.base import ImportRequest
 
     table = Table(title="importers", caption="benchwright import NAME --data FILE (or --hf): "
                   "docs/datasets.md")
     for column in ("importer", "dataset", "languages", "subsets", "file / hub"):
         table.add_column(column)
     for p in registry.plugins("importer"):
-        importer: Importer = registry.create("importer", p.name)
+        importer = registry.create("importer", p.name)
         hub = importer.hub(ImportRequest(language=importer.default_language
                                          or next(iter(importer.languages), None)))
         shown = importer.file_name.replace("{", "<").replace("}", ">")  # a placeholder, not a name
@@ -140,9 +154,9 @@ def importers_table() -> Table:
         subsets = list(importer.subsets)
         if len(subsets) > 8:  # LiveCodeBench's windows: the page lists them all
             subsets = [*subsets[:7], f"+{len(subsets) - 7} more"]
-        origin = p.origin.split(".")[0]
-        table.add_row(escape(p.name), escape(importer.dataset + ("" if origin == "benchwright"
-                                                                else f" [from {origin}]")),
+        package = p.origin.split(".")[0]
+        source = "" if package == "benchwright" and not p.overrides else f" [from {origin(p)}]"
+        table.add_row(escape(p.name), escape(importer.dataset + source),
                       escape(" ".join(importer.languages)), escape(" ".join(subsets)),
                       escape(where))
     return never_cut(table, out.width)  # wrapped, never cut: names are copied from here

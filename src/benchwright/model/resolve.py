@@ -50,6 +50,6 @@ def resolve(model_id: str, settings: Settings) -> ResolvedModel:
 def create(resolved: ResolvedModel, settings: Settings) -> Provider:
     """Instantiate the provider plug-in for ``resolved`` (raises PluginNotFound if not installed)."""
     conf = providers(settings)[resolved.provider]
-    provider: Provider = registry.create("provider", conf.type, name=resolved.provider, settings=conf)
+    provider = registry.create("provider", conf.type, name=resolved.provider, settings=conf)
     provider.allowed_folders = tuple(settings.allowed_folders)
     return provider

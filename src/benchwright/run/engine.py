@@ -298,7 +298,7 @@ def make_executor(prep: Prepared, choice: ExecutorChoice | None = None) -> Execu
         cluster_in_flight=settings.ray.in_flight, address=address,
         max_retries=settings.ray.max_retries)
     try:
-        executor: Executor = registry.create("executor", name, options=options)
+        executor = registry.create("executor", name, options=options)
     except PluginNotFound as e:
         where = "--executor" if choice.name else f"executor: in {prep.workspace.root / SETTINGS_FILE}"
         raise UserError(f"{where}: {e}") from None

@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 from benchwright.config.model import ExecConfig, ModelSpec
 from benchwright.config.settings import Settings
-from benchwright.criteria.base import Criterion
 from benchwright.criteria.judge import NO_JUDGE
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.model import resolve as model_resolve
@@ -127,7 +126,7 @@ def select_criteria(config: ExecConfig, config_file: str, settings: Settings,
     if not config.criteria:
         skipped: dict[str, str] = {}
         for name in registry.names("criterion"):
-            plugin: Criterion = registry.create("criterion", name)
+            plugin = registry.create("criterion", name)
             why = NO_JUDGE if plugin.needs_judge and config.llm_judge is None else plugin.unconfigured(settings)
             if why is None:
                 chosen.append(name)
@@ -196,7 +195,7 @@ def build_plan(
     criteria, skipped = select_criteria(config, config_file, settings, config_doc)
     if not config.llms and config.agents:  # agents only: the criteria of model samples do not apply
         criteria, skipped = [], {}
-    plugins: dict[str, Criterion] = {n: registry.create("criterion", n) for n in criteria}
+    plugins = {n: registry.create("criterion", n) for n in criteria}
     specs = list(models if models is not None else config.llms)
     if not specs and not config.agents:
         raise InputError([Problem(config_file, "no models to run", path="llms",

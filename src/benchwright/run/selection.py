@@ -9,7 +9,6 @@ import difflib
 from collections.abc import Iterable, Sequence
 
 from benchwright.config.model import ExecConfig
-from benchwright.criteria.base import Criterion
 from benchwright.errors import Problem
 from benchwright.registry import registry
 from benchwright.run.plan import FILTERS, Plan
@@ -68,7 +67,7 @@ def selection_problems(config: ExecConfig, config_file: str, doc: Document | Non
         used = {n for u in plan.units for n in u.criteria}
         for i, toggle in enumerate(config.criteria):
             if toggle.enabled and toggle.name in plan.criteria and toggle.name not in used:
-                plugin: Criterion = registry.create("criterion", toggle.name)
+                plugin = registry.create("criterion", toggle.name)
                 langs = sorted({u.language for u in plan.units})
                 measures = f"it measures {', '.join(plugin.languages)}; " if plugin.languages else ""
                 problems.append(problem(("criteria", i, "name"),

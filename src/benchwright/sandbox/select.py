@@ -30,7 +30,7 @@ def availability(name: str) -> str | None:
 
 def _probe(name: str) -> str | None:
     try:
-        sandbox: Sandbox = registry.create("sandbox", name)
+        sandbox = registry.create("sandbox", name)
     except BenchwrightError as e:
         return str(e)
     why = sandbox.unavailable()
@@ -60,7 +60,7 @@ def best_sandbox(preferred: str | None = None) -> Sandbox:
         InfraError: no backend at all works (not even rlimit).
     """
     if preferred:
-        sandbox: Sandbox = registry.create("sandbox", preferred)
+        sandbox = registry.create("sandbox", preferred)
         why = availability(preferred)
         if why:
             raise UserError(f"sandbox {preferred!r} (from the settings' `sandbox:`) does not work "
@@ -70,7 +70,7 @@ def best_sandbox(preferred: str | None = None) -> Sandbox:
     for name in PREFERENCE:
         why = availability(name)
         if why is None:
-            chosen: Sandbox = registry.create("sandbox", name)
+            chosen = registry.create("sandbox", name)
             return chosen
         reasons.append(f"{name}: {why}")
     raise InfraError("no sandbox backend works on this machine: " + "; ".join(reasons))
