@@ -161,3 +161,26 @@ def test_a_key_in_an_error_message_is_redacted(monkeypatch: pytest.MonkeyPatch) 
     out = run(GenerationEngine({"scripted": p}, Settings()))
     assert out.error is not None and "Incorrect API key" in out.error
     assert key[:16] not in out.error and key[8:24] not in out.error
+
+
+class Peeking(Scripted):
+    """A provider (a third party's, say) that would answer with the answer key if it got it."""
+
+    async def generate(self, request: GenerationRequest) -> Answer:
+        return Answer(text=request.golden or "no answer key")
+
+
+def test_the_golden_solution_reaches_only_the_reference_provider() -> None:
+    """The request a run builds carries the task's golden solution; the engine strips it for
+    every provider but the one that answers with it."""
+    from dataclasses import replace
+
+    from benchwright.model.reference import ReferenceProvider
+
+    asked = replace(request("def f(): pass"), golden="def f():\n    return 42\n")
+    peek = Peeking([])
+    out = asyncio.run(GenerationEngine({"scripted": peek}, Settings()).answer("scripted", asked))
+    assert out.answer is not None and out.answer.text == "no answer key"
+    reference = ReferenceProvider("reference", ProviderSettings(type="reference"))
+    out = asyncio.run(GenerationEngine({"reference": reference}, Settings()).answer("reference", asked))
+    assert out.answer is not None and "return 42" in out.answer.text

@@ -42,7 +42,9 @@ class GenerationRequest:
     """temperature, max_tokens, top_p, stop, seed."""
     sample: int = 0
     golden: str | None = None
-    """The task's golden solution; only the ``reference`` provider reads it."""
+    """The task's golden solution: the answer key. The engine hands it only to a provider whose
+    :attr:`Provider.reads_golden` is set (the ``reference`` provider); every other provider,
+    third-party ones included, gets None."""
     task: str = ""
     """``task_source/task`` (the ``replay`` provider finds answers by it)."""
     tools: list[dict[str, Any]] | None = None
@@ -99,6 +101,10 @@ class Provider(abc.ABC):
     ``concurrency`` and ``rpm`` hold for the whole run, on a cluster too. False for providers
     that answer in the process itself (the reference, recorded answers, a local model): their
     limits hold per process."""
+    reads_golden: bool = False
+    """Whether this provider answers with the task's golden solution (the ``reference``
+    provider): only then does :attr:`GenerationRequest.golden` reach it. A model, an API or a
+    third-party plug-in is asked without the answer key."""
     supports_tools: bool = False
     """Whether it sends :attr:`GenerationRequest.tools` and tool-call turns to the model and
     returns :attr:`Answer.tool_calls` (what the built-in agent needs)."""

@@ -12,6 +12,7 @@ class ReferenceProvider(Provider):
 
     cacheable = False
     shared_service = False
+    reads_golden = True
 
     async def generate(self, request: GenerationRequest) -> Answer:
         golden = request.golden
