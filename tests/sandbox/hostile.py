@@ -476,7 +476,7 @@ def batch(language: str, backend: str, tmp_root: str) -> dict[str, Any]:
         return {"statuses": [t.status for t in result.tests],
                 "messages": [t.message for t in result.tests],
                 "cpu_ms": result.extra.get("cpu_ms"), "max_rss_bytes": result.extra.get("max_rss_bytes"),
-                "infra": result.infra_error}
+                "infra": result.infra_error, "test_jvm": result.extra.get("test_jvm")}
 
     try:
         out = {"hostile": run(program["hostile"], "tests_a"),

@@ -21,6 +21,8 @@ def test_a_hostile_sample_changes_no_other_verdict(language: str, backend: str, 
         pytest.fail(f"sandbox {backend!r} is not available here: {why}")  # setup installs it
     outcome = run_script("hostile.py", language, backend, user=user)
     assert check(outcome) == [], outcome
+    if language == "java":  # the hostile sample in a JVM of its own, the two after it in the warm one
+        assert [outcome[k]["test_jvm"] for k in ("hostile", "wrong", "right")] == ["own", "warm", "warm"]
 
 
 @pytest.mark.parametrize("user", HARNESS_USERS)

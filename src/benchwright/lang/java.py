@@ -1,4 +1,4 @@
-"""Java: compile the solution and a generated test class, run every test in a fresh JVM.
+"""Java: compile the solution and a generated test class, run every test on a worker thread.
 
 How one sample runs
 -------------------
@@ -18,9 +18,22 @@ unnamed package, can take its names). It finds the test class by name.
 
 The sources compile in this thread's warm javac server (:mod:`.javacserver`: a long-lived JVM in
 a sandbox of its own that runs nothing it compiles; a repeated sample is answered from the cache
-of earlier compiles), which also compiled the runner once. One sandbox call then runs
-``java ... bwrunner.Runner`` on the class files, in a fresh JVM: no sample's code runs in a JVM
-that runs another's. javac's exit status and messages are the build's verdict, as before.
+of earlier compiles), which also compiled the runner once. javac's exit status and messages are the build's verdict.
+
+The tests then run in one of two JVMs, with the same runner, flags and results:
+
+* **This thread's warm test JVM** (:mod:`.javatestserver`), when the sample's class files -- the
+  solution's and the test class's -- name nothing beyond themselves but the JDK's pure classes
+  (:mod:`.javagate`: no threads, reflection, files, ``System.exit``, JDK settings, parallel
+  streams or finalizers). The runner defines them in a class loader of its own and runs the
+  tests exactly as below; after a test that outlives its limit, an ``OutOfMemoryError``, or a
+  sample that leaves the JVM much larger, that JVM ends and the next sample starts another.
+* **A JVM of the sample's own**: one sandbox call runs ``java ... bwrunner.Runner`` on the class
+  files. Every sample the gate refuses, and every sample where the warm JVM fails (it hung, died
+  or answered something the harness refuses), goes this way.
+
+``ExecutionResult.extra["test_jvm"]`` says which (``warm`` or ``own``); a test holds both side by
+side, sample after sample through one warm JVM.
 
 Where the sandbox offers no long-lived sessions, or the server fails on a sample (it hung, died
 or answered something the harness refuses), the sample takes the per-sample path instead: one
@@ -60,7 +73,10 @@ the worker thread (it runs the tests and nothing else, so this is the sum over t
 javac, JVM start-up, JIT or GC threads, nor threads a test starts; the kernel's count for that
 thread, ``/proc/self/task/<tid>/schedstat``, the figure ``ThreadMXBean.getThreadCpuTime`` gives
 without the ~35 ms its classes take to load, which it falls back to where the kernel has none),
-and ``max_rss_bytes``, the JVM's peak resident memory (``VmHWM`` in ``/proc/self/status``). The
+and ``max_rss_bytes``, the JVM's peak resident memory (``VmHWM`` in ``/proc/self/status``; in the
+warm JVM, its peak since the sample began: the kernel's high-water mark is reset before each
+sample, so it counts what the JVM holds then -- about what a fresh JVM holds, since a JVM that has
+grown by more than 16 MB since its first sample is replaced -- and what the sample adds). The
 sandbox's own figures cover javac as well on the per-sample path, the test JVM alone on the
 server's. ``Runtime.halt`` or a crash leaves no usage line, and no such keys.
 
@@ -94,6 +110,7 @@ from typing import Any
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec, TestStatus
 from benchwright.lang.javacserver import CompileCache, Compiled, JavacServer
+from benchwright.lang.javagate import refusal
 from benchwright.lang.javasource import (
     RUNNER_CLASS,
     RUNNER_FILE,
@@ -108,6 +125,7 @@ from benchwright.lang.javasource import (
     split_prelude,
     top_level_types,
 )
+from benchwright.lang.javatestserver import JavaTestServer
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 from benchwright.sandbox.servers import ThreadServers
@@ -278,11 +296,18 @@ class JavaLanguage(Language):
             return f"{' and '.join(absent)} not on PATH ({INSTALL_HINT})"
         return None
 
-    def __init__(self, compile_server: bool = True) -> None:
+    def __init__(self, compile_server: bool = True, test_server: bool = True) -> None:
         self.compile_server = compile_server
         """Compile through a warm javac per executor thread (see :mod:`.javacserver`) where the
         sandbox offers long-lived sessions; False: a fresh ``javac`` per sample, in the
         sandbox call that runs its tests."""
+        self.test_server = test_server
+        """Run the tests of a sample that :func:`~benchwright.lang.javagate.refusal` lets through
+        in a warm test JVM per executor thread (see :mod:`.javatestserver`; only with the warm
+        javac); False: every sample's tests in a JVM of its own."""
+        self._testers: dict[int, ThreadServers[JavaTestServer]] = {}
+        """The warm test JVMs, by heap size (``-Xmx``: a sample's memory limit)."""
+        self._testers_lock = threading.Lock()
         self._javacs: ThreadServers[JavacServer] = ThreadServers(self._javac)
         self._runner: dict[str, bytes] | None = None
         """The runner's class files (``bwrunner/Runner.class``...), once a server compiled them."""
@@ -291,6 +316,46 @@ class JavaLanguage(Language):
 
     def close(self) -> None:
         self._javacs.close()
+        with self._testers_lock:
+            testers = list(self._testers.values())
+        for tester in testers:
+            tester.close()
+
+    def _tester(self, sandbox: Sandbox, heap_mb: int, processes: int) -> JavaTestServer | None:
+        """This thread's warm test JVM with ``-Xmx<heap_mb>m`` (made on first use)."""
+        runner = self._runner
+        if runner is None:
+            return None
+        with self._testers_lock:
+            servers = self._testers.get(heap_mb)
+            if servers is None:
+                def make(box: Sandbox) -> JavaTestServer:
+                    return JavaTestServer(box, _tool("java"), list(java_flags(heap_mb)), runner, RUNNER_CLASS,
+                                          heap_mb, processes)
+                servers = self._testers[heap_mb] = ThreadServers(make)
+        return servers.get(sandbox)
+
+    def _run_warm(self, sandbox: Sandbox, compiled: Compiled, timeouts_ms: str, cap: int,
+                  class_name: str, n_tests: int, wall_s: float, heap_mb: int, processes: int,
+                  nonce: str) -> ProcessResult | None:
+        """The sample's tests in this thread's warm test JVM, as a JVM of its own would have
+        written their results; None: run them in a JVM of their own (the sample reaches beyond
+        its classes, or there is no warm JVM here, or it failed on this sample)."""
+        if not self.test_server or refusal(compiled.classes) is not None:
+            return None
+        server = self._tester(sandbox, heap_mb, processes)
+        if server is None:
+            return None
+        classes = {name.removesuffix(".class").replace("/", "."): data for name, data in compiled.classes.items()}
+        run = server.run(nonce, timeouts_ms, cap, class_name, n_tests, classes, wall_s)
+        if run is None:
+            return None
+        usage = _usage_line(run.lines, nonce)
+        cpu, rss = usage.get("cpu_ms"), usage.get("max_rss_bytes")
+        return ProcessResult(exit_code=0, signal=None, stdout=run.lines, stderr=b"", timed_out=False,
+                             wall_ms=run.wall_ms,
+                             cpu_ms=float(cpu) if isinstance(cpu, int | float) and not isinstance(cpu, bool) else 0.0,
+                             max_rss_bytes=rss if isinstance(rss, int) and not isinstance(rss, bool) else 0)
 
     @staticmethod
     def _javac(sandbox: Sandbox) -> JavacServer:
@@ -349,10 +414,16 @@ class JavaLanguage(Language):
             processes=max(limits.processes, MIN_THREADS),
         )
         nonce = secrets.token_hex(16)
+        warm: ProcessResult | None = None
+        if compiled is not None and compiled.exit_code == 0:
+            warm = self._run_warm(sandbox, compiled, timeouts_ms, cap, class_name, len(tests), wall, heap,
+                                  sandbox_limits.processes, nonce)
         if compiled is not None and compiled.exit_code != 0:  # nothing to run: javac's verdict
             proc = ProcessResult(exit_code=0, signal=None, stdout=b"", stderr=b"", timed_out=False,
                                  wall_ms=compiled.wall_ms, cpu_ms=0.0, max_rss_bytes=0,
                                  files={JAVAC_LOG: compiled.messages.encode(), BUILD_FAILED: b"1\n"})
+        elif warm is not None:
+            proc = warm
         else:
             proc = sandbox.run(
                 ["/bin/sh", "-c", script],
@@ -364,6 +435,8 @@ class JavaLanguage(Language):
         collector = _Collector(source, layout, tests, proc, test_file, solution_file, wall, timeouts, nonce)
         collector.extra["compiler"] = ("per-sample javac" if compiled is None else
                                        "cached" if compiled.cached else "javac server")
+        # where the tests ran: this thread's warm test JVM, or a JVM of the sample's own
+        collector.extra["test_jvm"] = "warm" if warm is not None else "own"
         if compiled is not None:
             collector.extra["compile_wall_ms"] = round(compiled.wall_ms, 1)
         return collector.result()
@@ -621,6 +694,19 @@ class _Collector:
         return ExecutionResult(
             tests=outcomes, process=self.proc, infra_error=message, extra=self.extra
         )
+
+
+def _usage_line(lines: bytes, nonce: str) -> dict[str, Any]:
+    """The runner's ``usage`` event among its result lines ({} when it has none)."""
+    prefix = f"BWR {nonce} ".encode()
+    for raw in lines.splitlines():
+        if raw.startswith(prefix) and b'"ev":"usage"' in raw:
+            try:
+                found = json.loads(raw[len(prefix):])
+            except ValueError:
+                return {}
+            return found if isinstance(found, dict) else {}
+    return {}
 
 
 def _text(value: object) -> str:

@@ -12,9 +12,9 @@ a sandbox session of its own, and each sample:
    processor, so javac runs nothing of what it compiles), in a folder of its own that it removes
    before it answers; the answer holds javac's exit status, its messages (naming the files as
    the command line does) and, when it compiled, the class files;
-2. runs its tests in a fresh JVM in a fresh sandbox, exactly as before, with those class files
-   in place of the sources: no sample's code ever runs in a JVM that runs another's, and the
-   compiler never runs a sample's code at all.
+2. runs its tests with those class files in place of the sources (in a JVM of its own, or in
+   its thread's warm test JVM when :mod:`.javagate` lets it: see :mod:`.java`); the compiler
+   never runs a sample's code at all.
 
 Samples often repeat one another (a model at temperature 0, the copies of a golden solution,
 a resumed or re-scored run): a compile of the same sources with the same flags gives the same

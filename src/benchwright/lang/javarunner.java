@@ -17,6 +17,9 @@ public final class Runner {
     private static int __bwCap = 4096;
     private static volatile int __bwCurrent = -1;
     private static volatile boolean __bwFinished;
+    private static volatile boolean __bwOutOfMemory;
+    // how much more resident memory than after its first sample a warm test JVM may hold
+    private static final long __BW_RSS_SLACK = 16L * 1024 * 1024;
 
     static final class __BwTee extends java.io.OutputStream {
         @java.lang.Override public void write(int b) {
@@ -124,16 +127,21 @@ public final class Runner {
 
     // peak resident memory of this JVM, from /proc/self/status (bytes; -1 when unreadable)
     static long __bwPeakRss() {
+        return __bwStatusBytes("\nVmHWM:");
+    }
+
+    // a figure of /proc/self/status in bytes ("\nVmRSS:"...); -1 when unreadable
+    static long __bwStatusBytes(java.lang.String key) {
         try (java.io.FileInputStream in = new java.io.FileInputStream("/proc/self/status")) {
             byte[] buf = new byte[16384];
             int n = 0;
             for (int r; n < buf.length && (r = in.read(buf, n, buf.length - n)) > 0; ) n += r;
             java.lang.String text = new java.lang.String(buf, 0, n, java.nio.charset.StandardCharsets.US_ASCII);
-            int at = text.indexOf("\nVmHWM:");
+            int at = text.indexOf(key);
             if (at < 0) return -1;
             long kb = 0;
             boolean digits = false;
-            for (int k = at + 7; k < n; k++) {
+            for (int k = at + key.length(); k < n; k++) {
                 char c = text.charAt(k);
                 if (c >= '0' && c <= '9') { kb = kb * 10 + (c - '0'); digits = true; }
                 else if (digits || c == '\n') break;
@@ -228,12 +236,17 @@ public final class Runner {
     // locals and objects held by the JDK's own classes (closed to reflection) refer to it.
     static final class Tests {
         private final java.lang.String className;
+        private final java.lang.ClassLoader loader;  // null: the class path's (a JVM of one sample)
         private java.lang.reflect.Method method;
         private volatile java.lang.Thread worker;
         private volatile long tid = -1;
-        Tests(java.lang.String className) { this.className = className; }
+        Tests(java.lang.String className, java.lang.ClassLoader loader) { this.className = className; this.loader = loader; }
         java.lang.reflect.Method method() throws java.lang.Throwable {
-            if (method == null) method = java.lang.Class.forName(className).getMethod("__bwRun", int.class);
+            if (method == null) {
+                java.lang.Class<?> c = loader == null ? java.lang.Class.forName(className)
+                    : java.lang.Class.forName(className, true, loader);
+                method = c.getMethod("__bwRun", int.class);
+            }
             return method;
         }
     }
@@ -254,6 +267,9 @@ public final class Runner {
                 }
                 return new java.lang.Object[] {java.lang.System.nanoTime() - started, null};
             } catch (java.lang.Throwable t) {
+                if (t instanceof java.lang.VirtualMachineError && !(t instanceof java.lang.StackOverflowError)) {
+                    __bwOutOfMemory = true;  // a warm JVM is not trusted with another sample after this
+                }
                 return new java.lang.Object[] {java.lang.System.nanoTime() - started, t};
             }
         }
@@ -285,24 +301,20 @@ public final class Runner {
         }
     }
 
-    public static void main(java.lang.String[] args) throws java.lang.Exception {
-        final Channel ch = new Channel(new java.io.FileOutputStream(java.io.FileDescriptor.out), __bwPrefix());
-        __bwCap = java.lang.Integer.parseInt(args[1]);
-        __bwClass = args[2];
-        final Tests tests = new Tests(args[2]);
-        final int n = java.lang.Integer.parseInt(args[3]);
+    static long[] __bwTimeouts(java.lang.String limits, int n) {
         // every test's own time limit in ms, comma-separated; the last one stands for any test after
-        final java.lang.String[] limitsMs = args[0].split(",");
+        final java.lang.String[] limitsMs = limits.split(",");
         final long[] timeoutNanos = new long[java.lang.Math.max(n, 1)];
         for (int i = 0; i < timeoutNanos.length; i++) {
             timeoutNanos[i] = java.lang.Long.parseLong(limitsMs[java.lang.Math.min(i, limitsMs.length - 1)].trim()) * 1000000L;
         }
-        // what tests print is captured (and kept per test), not passed on: the JVM's stdout is
-        // the result channel and its stderr is for the JVM's own messages
-        java.lang.System.setOut(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
-        java.lang.System.setErr(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
+        return timeoutNanos;
+    }
+
+    // Runs the n tests, one result line each, then the usage line and "done". True: a test
+    // outlived its limit (it was reported with every later test not run); the JVM must halt.
+    static boolean __bwRunAll(Channel ch, Tests tests, int n, long[] timeoutNanos) throws java.lang.Exception {
         ch.emit("{\"ev\":\"begin\",\"n\":" + n + "}");
-        java.lang.Runtime.getRuntime().addShutdownHook(new java.lang.Thread(new __BwOnExit(ch, tests)));
         java.util.concurrent.ExecutorService pool =
             java.util.concurrent.Executors.newSingleThreadExecutor(new __BwThreads(tests));
         for (int i = 0; i < n; i++) {
@@ -326,8 +338,7 @@ public final class Runner {
                 __bwFinished = true;
                 __bwUsage(ch, tests);
                 ch.emit("{\"ev\":\"done\"}");
-                java.lang.Runtime.getRuntime().halt(0);
-                return;
+                return true;
             } catch (java.util.concurrent.ExecutionException e) {
                 nanos = java.lang.System.nanoTime() - submitted;
                 thrown = e.getCause();
@@ -338,8 +349,108 @@ public final class Runner {
             ch.emit(__bwRecord(i, status, nanos, thrown, null, out));
         }
         __bwFinished = true;
-        __bwUsage(ch, tests);
+        __bwUsage(ch, tests);  // while the worker thread is still there: its CPU time is read from it
+        pool.shutdown();
         ch.emit("{\"ev\":\"done\"}");
+        return false;
+    }
+
+    public static void main(java.lang.String[] args) throws java.lang.Exception {
+        if (args.length == 1 && args[0].equals("--serve")) {
+            __bwServe();
+            return;
+        }
+        final Channel ch = new Channel(new java.io.FileOutputStream(java.io.FileDescriptor.out), __bwPrefix());
+        __bwCap = java.lang.Integer.parseInt(args[1]);
+        __bwClass = args[2];
+        final Tests tests = new Tests(args[2], null);
+        final int n = java.lang.Integer.parseInt(args[3]);
+        final long[] timeoutNanos = __bwTimeouts(args[0], n);
+        // what tests print is captured (and kept per test), not passed on: the JVM's stdout is
+        // the result channel and its stderr is for the JVM's own messages
+        java.lang.System.setOut(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
+        java.lang.System.setErr(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
+        java.lang.Runtime.getRuntime().addShutdownHook(new java.lang.Thread(new __BwOnExit(ch, tests)));
+        __bwRunAll(ch, tests, n, timeoutNanos);
+        java.lang.Runtime.getRuntime().halt(0);
+    }
+
+    // ---- the warm test JVM: several samples, each in a class loader of its own
+
+    // A sample's classes, defined from the bytes the harness sent; the JDK's classes come from the
+    // platform loader, so nothing of benchwright's (this runner) can be named by a sample.
+    static final class SampleLoader extends java.lang.ClassLoader {
+        private final java.util.Map<java.lang.String, byte[]> classes;
+        SampleLoader(java.util.Map<java.lang.String, byte[]> classes) {
+            super("bw-sample", java.lang.ClassLoader.getPlatformClassLoader());
+            this.classes = classes;
+        }
+        @java.lang.Override protected java.lang.Class<?> findClass(java.lang.String name) throws java.lang.ClassNotFoundException {
+            byte[] b = classes.get(name);
+            if (b == null) throw new java.lang.ClassNotFoundException(name);
+            return defineClass(name, b, 0, b.length);
+        }
+    }
+
+    // Peak resident memory counts from here: the kernel's high-water mark reset to the current
+    // resident size (writing 5 to /proc/self/clear_refs); false where the kernel refuses.
+    static boolean __bwResetPeak() {
+        try (java.io.FileOutputStream out = new java.io.FileOutputStream("/proc/self/clear_refs")) {
+            out.write('5');
+            return true;
+        } catch (java.lang.Throwable e) {
+            return false;
+        }
+    }
+
+    // Request, one ASCII line on stdin:
+    //   <nonce> <limits ms> <output cap> <test class> <n> <b64 class name>:<b64 class file> ...
+    // Answer, one line on stdout: "BWJ <nonce> <b64 of the result lines>" -- the lines a JVM of
+    // its own would have written ("BWR <nonce> {json}"). After it, the next request, or nothing
+    // more: it halts when a test outlived its limit or the JVM ran out of memory.
+    // The harness sends only samples whose class files call nothing that reaches beyond them
+    // (benchwright/lang/javagate.py): no threads, reflection, files, System.exit or JDK settings.
+    static void __bwServe() throws java.lang.Exception {
+        java.io.BufferedReader in = new java.io.BufferedReader(
+            new java.io.InputStreamReader(new java.io.FileInputStream(java.io.FileDescriptor.in), java.nio.charset.StandardCharsets.US_ASCII));
+        java.io.PrintStream answers = new java.io.PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, "US-ASCII");
+        java.lang.System.setOut(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
+        java.lang.System.setErr(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
+        java.util.Base64.Decoder dec = java.util.Base64.getDecoder();
+        long baseline = -1;  // resident memory after the first sample
+        answers.println("BWJ ready");
+        answers.flush();
+        java.lang.String line;
+        while ((line = in.readLine()) != null) {
+            java.lang.String[] parts = line.split(" ");
+            java.lang.String nonce = parts[0];
+            __bwCap = java.lang.Integer.parseInt(parts[2]);
+            __bwClass = parts[3];
+            int n = java.lang.Integer.parseInt(parts[4]);
+            java.util.Map<java.lang.String, byte[]> classes = new java.util.HashMap<>();
+            for (int k = 5; k < parts.length; k++) {
+                java.lang.String[] kv = parts[k].split(":", 2);
+                classes.put(new java.lang.String(dec.decode(kv[0]), java.nio.charset.StandardCharsets.UTF_8), dec.decode(kv[1]));
+            }
+            java.io.ByteArrayOutputStream lines = new java.io.ByteArrayOutputStream();
+            Channel ch = new Channel(lines, ("BWR " + nonce + " ").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            __bwTakeOutput();
+            __bwCurrent = -1;
+            __bwFinished = false;
+            java.lang.System.gc();  // what earlier samples left is not this one's memory
+            __bwResetPeak();
+            Tests tests = new Tests(parts[3], new SampleLoader(classes));
+            boolean halt = __bwRunAll(ch, tests, n, __bwTimeouts(parts[1], n));
+            answers.println("BWJ " + nonce + " " + java.util.Base64.getEncoder().encodeToString(lines.toByteArray()));
+            answers.flush();
+            long rss = __bwStatusBytes("\nVmRSS:");
+            if (baseline < 0) baseline = rss;
+            // a JVM that now holds much more than after its first sample would report it as the
+            // next sample's memory: the next sample gets a new one
+            if (halt || __bwOutOfMemory || rss < 0 || rss > baseline + __BW_RSS_SLACK) {
+                java.lang.Runtime.getRuntime().halt(0);
+            }
+        }
         java.lang.Runtime.getRuntime().halt(0);
     }
 }
