@@ -93,9 +93,6 @@ class AgentRunResult:
     files: dict[str, str] = field(default_factory=dict)
 
 
-CommandAgentRunner = Callable[[AgentSpec, Path, list[str], Sandbox], AgentOutcome]
-
-
 def run_command_agent(spec: AgentSpec, workspace: Path, turns: list[str], sandbox: Sandbox,
                       environ: dict[str, str] | None = None,
                       files: tuple[tuple[str, bytes], ...] = (),

@@ -451,7 +451,6 @@ def slice_tables(summary: dict[str, Any]) -> list[Table]:
     return out
 
 
-GATE_COLUMNS = ("objective", "judge", "run-badge")
 GATE_HEADER = ("Scenario", "Task", "Agent", "Objective", "Judge", "Run badge", "",
                "Model use", "Why the run badge failed")
 """The columns of :func:`gate_rows`."""

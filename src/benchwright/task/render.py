@@ -10,8 +10,6 @@ from benchwright.registry import registry
 from benchwright.task.model import Task, TestCase
 from benchwright.task.template import Parameters, TemplateFailure, render
 
-JUDGE_PLACEHOLDERS = {"prompt": "<the prompt>", "solution_code": "<the solution>"}
-
 
 @dataclass(frozen=True)
 class RenderFailure(Exception):
