@@ -421,20 +421,43 @@ def _mutant_units(units: Sequence[SampleUnit]) -> dict[str, tuple[SampleUnit, Sa
     return out
 
 
+def golden_units(sources: Sequence[LoadedSource], ws: Workspace, languages: Sequence[str] = ()) -> list[SampleUnit]:
+    """One sample of every golden solution of ``sources`` (in ``languages``, else all), answered
+    by the ``reference`` model and scored by unit-test alone: what ``validate --golden`` and the
+    task editor's "run golden" run."""
+    config = ExecConfig(criteria=[Toggle(name="unit-test")], llms=[ModelSpec(id="reference")],
+                        languages=list(languages))
+    plan = build_plan(config, "validate --golden", sources, ws.settings)
+    return [u for u in plan.units if u.golden is not None]
+
+
+def run_golden(units: Sequence[SampleUnit], ws: Workspace,
+               on_result: Callable[[SampleUnit, Generation, list[Record]], None]) -> None:
+    """Run ``units`` (from :func:`golden_units`, or mutants of them) through the pipeline, in the
+    workspace's sandbox; ``on_result`` gets each sample's records."""
+    if not units:
+        return
+    providers = {"reference": model_resolve.create(units[0].resolved, ws.settings)}
+    worker = Worker("golden-check", GenerationEngine(providers, ws.settings), best_sandbox(ws.settings.sandbox),
+                    ExecConfig().limits)
+    asyncio.run(LocalExecutor().run(list(units), worker, {}, lambda g: None, on_result))
+
+
+def sample_outcome(records: Sequence[Record]) -> str:
+    """A golden sample's outcome: its records' (the worker sets one on each); ``error`` when it
+    has none, never ``pass``."""
+    return (records[0].outcome if records else None) or "error"
+
+
 def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
                  progress: Callable[[int, int, object], None] | None = None) -> GoldenReport:
     """Run every golden solution through the pipeline, and each one's mutants (see
     :meth:`Language.mutants`); the broken golden solutions, and the tasks whose tests pass a
     mutant of a golden solution that passes them (tests that cannot fail)."""
-    config = ExecConfig(criteria=[Toggle(name="unit-test")], llms=[ModelSpec(id="reference")])
-    plan = build_plan(config, "validate --golden", sources, ws.settings)
-    goldens = [u for u in plan.units if u.golden is not None]
+    goldens = golden_units(sources, ws)
     mutated = _mutant_units(goldens)
     units = [*goldens, *(u for u, _, _ in mutated.values())]
     survived: dict[str, list[str]] = {}
-    providers = {"reference": model_resolve.create(units[0].resolved, ws.settings)} if units else {}
-    sandbox = best_sandbox(ws.settings.sandbox)
-    worker = Worker("golden-check", GenerationEngine(providers, ws.settings), sandbox, config.limits)
     failures: list[GoldenFailure] = []
     unsupported: list[GoldenFailure] = []
     finished = 0
@@ -444,7 +467,7 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
         finished += 1
         if progress:
             progress(finished, len(units), unit)
-        outcome = records[0].outcome or "pass"
+        outcome = sample_outcome(records)
         if unit.execution_id in mutated:
             if outcome == "pass":
                 _, original, what = mutated[unit.execution_id]
@@ -468,7 +491,7 @@ def check_golden(sources: Sequence[LoadedSource], ws: Workspace,
                    or outcome)  # untested: the unit-test record says no test case applies
         failures.append(GoldenFailure(unit.task_source, unit.task.name, unit.language, outcome, msg))
 
-    asyncio.run(LocalExecutor().run(units, worker, {}, lambda g: None, on_result))
+    run_golden(units, ws, on_result)
     failures.sort(key=lambda f: (f.task_source, f.task, f.language))
     unsupported.sort(key=lambda f: (f.task_source, f.task, f.language))
     broken = {(f.task_source, f.task, f.language) for f in [*failures, *unsupported]}

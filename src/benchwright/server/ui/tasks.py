@@ -8,7 +8,6 @@ layout of the rest of the file stay byte-for-byte as they were.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import io
 import os
@@ -509,15 +508,11 @@ def run_golden(service: Service, rel: str, text: str, task_name: str, language: 
     Raises:
         InputError: the text does not validate, or the task has no golden solution there.
     """
-    from benchwright.config.model import ExecConfig, ModelSpec, Toggle
-    from benchwright.model import resolve as model_resolve
-    from benchwright.model.engine import GenerationEngine
     from benchwright.results.record import Generation, Record
-    from benchwright.run.executor import LocalExecutor
-    from benchwright.run.plan import SampleUnit, build_plan
-    from benchwright.run.worker import Worker
-    from benchwright.sandbox.select import best_sandbox
+    from benchwright.run.plan import SampleUnit
     from benchwright.task.load import LoadedSource, parse_task_source
+    from benchwright.validation import golden_units, sample_outcome
+    from benchwright.validation import run_golden as run_units
 
     path = service.inside(rel, KIND)
     fd, tmp = tempfile.mkstemp(prefix=".bw-golden-", suffix=".yaml", dir=path.parent)
@@ -532,25 +527,18 @@ def run_golden(service: Service, rel: str, text: str, task_name: str, language: 
         if not mine or language not in mine[0].golden_solution:
             raise InputError([Problem(rel, f"{task_name} has no golden solution in {language}")])
         loaded = LoadedSource.of(Path(tmp), doc, source.model_copy(update={"tasks": mine}))
-        ws = service.ws
-        config = ExecConfig(criteria=[Toggle(name="unit-test")], llms=[ModelSpec(id="reference")],
-                            languages=[language])
-        units = [u for u in build_plan(config, "run golden", [loaded], ws.settings).units
-                 if u.golden is not None and u.language == language]
+        units = [u for u in golden_units([loaded], service.ws, [language]) if u.language == language]
         if not units:
             raise InputError([Problem(rel, f"nothing to run for {task_name} in {language}")])
-        providers = {"reference": model_resolve.create(units[0].resolved, ws.settings)}
-        worker = Worker("golden-check", GenerationEngine(providers, ws.settings),
-                        best_sandbox(ws.settings.sandbox), config.limits)
         got: list[Record] = []
 
         def on_result(unit: SampleUnit, gen: Generation, records: list[Record]) -> None:
             got.extend(records)
 
-        asyncio.run(LocalExecutor().run(units[:1], worker, {}, lambda g: None, on_result))
+        run_units(units[:1], service.ws, on_result)
     finally:
         os.unlink(tmp)
-    outcome = (got[0].outcome if got else None) or "error"
+    outcome = sample_outcome(got)
     cases = [CaseResult(r.test_case, r.status or "", r.error or "", r.line) for r in got
              if r.test_case is not None]
     if not cases:
