@@ -51,6 +51,12 @@ SAMPLES: dict[str, tuple[str, list[TestSpec], float]] = {  # name: (solution, te
                "        return x;\n    }\n}\n",
                cases("assert Solution.loud(1) == 1;", 'System.out.println("x".repeat(10000));',
                  "assert Solution.loud(2) == 3;"), 10),
+    # half a character left in the encoder of System.out: the next sample's output is its own
+    "leaves half a character": ("public class Solution {\n    static void half() { System.out.print('\\uD83D'); }\n}\n",
+                                cases("Solution.half();"), 10),
+    "prints after it": ("public class Solution {\n    static int loud(int x) {\n"
+                        '        System.out.println("after " + x);\n        return x;\n    }\n}\n',
+                        cases("assert Solution.loud(1) == 1;"), 10),
     "initialiser throws": ("public class Solution {\n    static final int N = Integer.parseInt(\"x\");\n"
                            "    static int n() { return N; }\n}\n",
                            cases("assert Solution.n() == 1;", "assert Solution.n() == 1;"), 10),
@@ -110,16 +116,18 @@ def test_the_warm_jvm_reports_what_a_jvm_of_its_own_reports_sample_after_sample(
             b = run(own, sandbox, solution, tests, limit)
             assert shown(a) == shown(b), name
             assert (a.build_error, a.infra_error) == (b.build_error, b.infra_error), name
-            assert a.extra["test_jvm"] == "warm" and b.extra["test_jvm"] == "own", name
+            # a stack overflow or an OutOfMemoryError ends the warm JVM at once: that sample runs in
+            # a JVM of its own
+            where = "own" if name in ("overflows its stack", "runs out of memory") else "warm"
+            assert (a.extra["test_jvm"], b.extra["test_jvm"]) == (where, "own"), name
             assert isinstance(a.extra.get("cpu_ms"), float), name
             [server] = servers(warm)
             started[name], rss[name] = server.started, int(a.extra["max_rss_bytes"])  # type: ignore[call-overload]
     finally:
         warm.close()
         own.close()
-    # one JVM until a test outlives its limit, the heap runs out or a sample leaves it much
-    # larger: each ends it after its answer, and the next sample starts another
-    # (a stack 50,000 calls deep, or one that overflowed, leaves the JVM hundreds of MB larger)
+    # one JVM until a test outlives its limit, a stack overflows, the heap runs out or a sample
+    # leaves it much larger: each ends it, and the next sample starts another
     expected = {"passes": 1, "keeps a static again": 1, "overflows its stack": 1, "prints": 2,
                 "loops forever": 2, "after a timeout": 3, "runs out of memory": 3,
                 "after running out": 4, "holds much memory": 4, "after holding": 5}
@@ -176,6 +184,9 @@ REFUSED = {  # what a sample may not do in a JVM that runs other samples after i
     "a subclass of Thread": body("new T();", "    static class T extends Thread { }\n"),
     "a native method": body("", "    static native int n();\n"),
     "Unsafe": body("Object u = sun.misc.Unsafe.class;"),
+    "closing System.out by another type": body("AutoCloseable c = System.out;\n        c.close();"),
+    "the JVM's random numbers": body("double d = Math.random();"),
+    "a shuffle with the JVM's random numbers": body("java.util.Collections.shuffle(new java.util.ArrayList<Integer>());"),
 }
 
 
@@ -191,6 +202,62 @@ def test_the_gate_reads_the_tests_too_and_lets_plain_code_through() -> None:
     assert gate(plain) is None
     assert gate(plain, ['System.setProperty("line.separator", "x");']) is not None  # dataset text
     assert gate(SAMPLES["everything javac makes"][0]) is None
+    assert gate(body("int[] a = {1, 2};\n        int[] b = a.clone();\n"
+                     "        java.util.Random r = new java.util.Random(7);\n"
+                     "        java.util.Collections.sort(new java.util.ArrayList<Integer>());")) is None
+
+
+# A stack overflow in a JDK class's static initialiser leaves that class unusable for the rest of
+# the JVM's life: every later use throws NoClassDefFoundError (found by an attack on this JVM).
+POISON = """public class Solution {
+    static boolean done;
+    static void dig(int d) {
+        try { dig(d + 1); } catch (StackOverflowError e) { }
+        if (!done) {
+            try { Object a = java.math.BigInteger.TEN; done = true; }
+            catch (Throwable t) { if (!(t instanceof StackOverflowError)) done = true; }
+        }
+    }
+    static int poison() { Class<?> c = java.math.BigInteger.class; dig(0); return 1; }
+}
+"""
+VICTIM = ("import java.math.BigInteger;\n\npublic class Solution {\n"
+          "    static BigInteger square(long x) { return BigInteger.valueOf(x).multiply(BigInteger.valueOf(x)); }\n}\n")
+VICTIM_TESTS = cases("assert Solution.square(3).intValue() == 9;")
+
+
+@pytest.mark.jdk
+def test_a_sample_that_breaks_a_jdk_class_in_the_warm_jvm_breaks_no_later_sample() -> None:
+    """The attack, as the first sample of a warm JVM: its overflow ends that JVM, the sample runs
+    in a JVM of its own, and the sample after it passes in a new warm one."""
+    warm, sandbox = JavaLanguage(), best_sandbox()
+    try:
+        attack = run(warm, sandbox, POISON, cases("assert Solution.poison() == 1;"), 10)
+        after = run(warm, sandbox, VICTIM, VICTIM_TESTS, 10)
+        again = run(warm, sandbox, VICTIM, VICTIM_TESTS, 10)
+    finally:
+        warm.close()
+    assert attack.extra["test_jvm"] == "own"
+    assert [(r.extra["test_jvm"], [t.status for t in r.tests]) for r in (after, again)] == [
+        ("warm", ["pass"]), ("warm", ["pass"])]
+
+
+@pytest.mark.jdk
+def test_a_large_first_sample_inflates_no_later_memory_figure() -> None:
+    fat = ("public class Solution {\n    static long[][] keep = new long[6][];\n"
+           "    static int fill() { for (int i = 0; i < 6; i++) { keep[i] = new long[4 << 20];"
+           " java.util.Arrays.fill(keep[i], 1); } return 1; }\n}\n")
+    warm, own, sandbox = JavaLanguage(), JavaLanguage(test_server=False), best_sandbox()
+    try:
+        big = run(warm, sandbox, fat, cases("assert Solution.fill() == 1;"), 10)
+        after = run(warm, sandbox, VICTIM, VICTIM_TESTS, 10)
+        fresh = run(own, sandbox, VICTIM, VICTIM_TESTS, 10)
+    finally:
+        warm.close()
+        own.close()
+    assert big.extra["test_jvm"] == after.extra["test_jvm"] == "warm"
+    assert int(big.extra["max_rss_bytes"]) > 190 * 2**20  # type: ignore[call-overload]
+    assert int(after.extra["max_rss_bytes"]) < int(fresh.extra["max_rss_bytes"]) + 16 * 2**20  # type: ignore[call-overload]
 
 
 @pytest.mark.jdk

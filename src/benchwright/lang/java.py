@@ -25,9 +25,13 @@ The tests then run in one of two JVMs, with the same runner, flags and results:
 * **This thread's warm test JVM** (:mod:`.javatestserver`), when the sample's class files -- the
   solution's and the test class's -- name nothing beyond themselves but the JDK's pure classes
   (:mod:`.javagate`: no threads, reflection, files, ``System.exit``, JDK settings, parallel
-  streams or finalizers). The runner defines them in a class loader of its own and runs the
-  tests exactly as below; after a test that outlives its limit, an ``OutOfMemoryError``, or a
-  sample that leaves the JVM much larger, that JVM ends and the next sample starts another.
+  streams, finalizers or the JVM's shared random numbers). The runner defines them in a class
+  loader of its own, with ``System.out``/``err`` streams of its own, and runs the tests exactly as
+  below. A stack overflow or an ``OutOfMemoryError`` anywhere, caught or not, ends that JVM at
+  once (either can leave a JDK class unusable for every later sample) and the sample runs in a
+  JVM of its own; after a test that outlives its limit, or a sample that leaves the JVM more than
+  16 MB larger than before its first sample, the JVM ends after its answer. The next sample
+  starts another.
 * **A JVM of the sample's own**: one sandbox call runs ``java ... bwrunner.Runner`` on the class
   files. Every sample the gate refuses, and every sample where the warm JVM fails (it hung, died
   or answered something the harness refuses), goes this way.
@@ -75,8 +79,9 @@ thread, ``/proc/self/task/<tid>/schedstat``, the figure ``ThreadMXBean.getThread
 without the ~35 ms its classes take to load, which it falls back to where the kernel has none),
 and ``max_rss_bytes``, the JVM's peak resident memory (``VmHWM`` in ``/proc/self/status``; in the
 warm JVM, its peak since the sample began: the kernel's high-water mark is reset before each
-sample, so it counts what the JVM holds then -- about what a fresh JVM holds, since a JVM that has
-grown by more than 16 MB since its first sample is replaced -- and what the sample adds). The
+sample, so it counts what the JVM holds then -- within 16 MB of what it held before its first
+sample, or it is replaced -- and what the sample adds; where the reset is refused, the JVM serves
+one sample). The
 sandbox's own figures cover javac as well on the per-sample path, the test JVM alone on the
 server's. ``Runtime.halt`` or a crash leaves no usage line, and no such keys.
 
@@ -206,6 +211,20 @@ def java_flags(heap_mb: int) -> tuple[str, ...]:
     )
 
 
+WARM_JVM_FLAGS = (
+    # a stack overflow or an OutOfMemoryError anywhere, caught or not, ends the warm JVM at once
+    # (the sample then runs in a JVM of its own): either can leave a JDK class whose static
+    # initialiser it interrupted unusable for every later sample
+    "-XX:+UnlockDiagnosticVMOptions",
+    "-XX:AbortVMOnException=java.lang.StackOverflowError",
+    "-XX:+ExitOnOutOfMemoryError",
+    "-XX:-CreateCoredumpOnCrash",
+    "-XX:ErrorFile=/dev/null",
+    "-XX:+DisplayVMOutputToStderr",  # the VM's own messages never on the answer channel
+)
+"""What the warm test JVM runs with beyond a sample's own JVM's flags."""
+
+
 # --------------------------------------------------------------------------- the language
 
 
@@ -330,8 +349,8 @@ class JavaLanguage(Language):
             servers = self._testers.get(heap_mb)
             if servers is None:
                 def make(box: Sandbox) -> JavaTestServer:
-                    return JavaTestServer(box, _tool("java"), list(java_flags(heap_mb)), runner, RUNNER_CLASS,
-                                          heap_mb, processes)
+                    return JavaTestServer(box, _tool("java"), [*java_flags(heap_mb), *WARM_JVM_FLAGS], runner,
+                                          RUNNER_CLASS, heap_mb, processes)
                 servers = self._testers[heap_mb] = ThreadServers(make)
         return servers.get(sandbox)
 

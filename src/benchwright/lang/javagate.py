@@ -33,7 +33,7 @@ PURE_CLASSES = frozenset({
     "java/lang/Number", "java/lang/Integer", "java/lang/Long", "java/lang/Short", "java/lang/Byte",
     "java/lang/Character", "java/lang/Boolean", "java/lang/Double", "java/lang/Float",
     "java/lang/Comparable", "java/lang/Iterable", "java/lang/Enum", "java/lang/Record",
-    "java/lang/Cloneable", "java/lang/AutoCloseable",
+    "java/lang/Cloneable",
     # exceptions a solution or a test throws and catches
     "java/lang/Throwable", "java/lang/Exception", "java/lang/RuntimeException", "java/lang/Error",
     "java/lang/AssertionError", "java/lang/IllegalArgumentException", "java/lang/IllegalStateException",
@@ -86,7 +86,7 @@ PURE_CLASSES = frozenset({
     "java/util/regex/PatternSyntaxException",
 })
 """JDK classes every member of which only computes: nothing they offer changes the JVM for the
-code that runs after (``Math.random``'s generator is shared, but a sample cannot set its seed)."""
+code that runs after (but :data:`REFUSED_MEMBERS`)."""
 
 PURE_MEMBERS = frozenset({
     ("java/lang/System", "out"), ("java/lang/System", "err"), ("java/lang/System", "arraycopy"),
@@ -114,6 +114,12 @@ TYPE_ONLY = frozenset({
 })
 """Classes a class file may name (an inner-class entry, a bootstrap's owner) without being
 allowed any member beyond :data:`PURE_MEMBERS`."""
+
+REFUSED_MEMBERS = frozenset({
+    ("java/lang/Math", "random"), ("java/lang/StrictMath", "random"), ("java/util/Collections", "shuffle"),
+})
+"""Members of pure classes that use a generator the whole JVM shares: a sample could read and
+advance it to choose what a later sample draws (a ``Random`` of the sample's own is fine)."""
 
 REFUSED_NAMES = frozenset({"parallel", "parallelStream", "parallelSort", "parallelPrefix",
                            "parallelSetAll", "finalize"})
@@ -283,9 +289,9 @@ def refusal(classes: Mapping[str, bytes]) -> str | None:
             if name not in own and name not in PURE_CLASSES and name not in TYPE_ONLY and name != "int":
                 return f"{c.name} uses {name}"
         for owner, member in c.members:
-            if member in REFUSED_NAMES:
-                return f"{c.name} calls {member}"
-            if owner in own or owner in PURE_CLASSES or (owner, member) in PURE_MEMBERS:
-                continue
+            if member in REFUSED_NAMES or (owner, member) in REFUSED_MEMBERS:
+                return f"{c.name} calls {owner.replace('/', '.')}.{member}"
+            if owner in own or owner in PURE_CLASSES or owner == "int" or (owner, member) in PURE_MEMBERS:
+                continue  # ("int": an array of a primitive type, whose members are clone and length)
             return f"{c.name} uses {owner.replace('/', '.')}.{member}"
     return None

@@ -18,7 +18,7 @@ public final class Runner {
     private static volatile int __bwCurrent = -1;
     private static volatile boolean __bwFinished;
     private static volatile boolean __bwOutOfMemory;
-    // how much more resident memory than after its first sample a warm test JVM may hold
+    // how much more resident memory than before its first sample a warm test JVM may hold
     private static final long __BW_RSS_SLACK = 16L * 1024 * 1024;
 
     static final class __BwTee extends java.io.OutputStream {
@@ -351,6 +351,7 @@ public final class Runner {
         __bwFinished = true;
         __bwUsage(ch, tests);  // while the worker thread is still there: its CPU time is read from it
         pool.shutdown();
+        pool.awaitTermination(1, java.util.concurrent.TimeUnit.SECONDS);  // its stack unmapped before memory is read
         ch.emit("{\"ev\":\"done\"}");
         return false;
     }
@@ -414,10 +415,9 @@ public final class Runner {
         java.io.BufferedReader in = new java.io.BufferedReader(
             new java.io.InputStreamReader(new java.io.FileInputStream(java.io.FileDescriptor.in), java.nio.charset.StandardCharsets.US_ASCII));
         java.io.PrintStream answers = new java.io.PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, "US-ASCII");
-        java.lang.System.setOut(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
-        java.lang.System.setErr(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
         java.util.Base64.Decoder dec = java.util.Base64.getDecoder();
-        long baseline = -1;  // resident memory after the first sample
+        java.lang.System.gc();
+        final long baseline = __bwStatusBytes("\nVmRSS:");  // resident memory before any sample
         answers.println("BWJ ready");
         answers.flush();
         java.lang.String line;
@@ -434,20 +434,24 @@ public final class Runner {
             }
             java.io.ByteArrayOutputStream lines = new java.io.ByteArrayOutputStream();
             Channel ch = new Channel(lines, ("BWR " + nonce + " ").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            // streams of its own: no state of an earlier sample's (a closed stream, half a
+            // character in the encoder) reaches this one's output
+            java.lang.System.setOut(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
+            java.lang.System.setErr(new java.io.PrintStream(new __BwTee(), false, "UTF-8"));
             __bwTakeOutput();
             __bwCurrent = -1;
             __bwFinished = false;
             java.lang.System.gc();  // what earlier samples left is not this one's memory
-            __bwResetPeak();
+            boolean peakReset = __bwResetPeak();
             Tests tests = new Tests(parts[3], new SampleLoader(classes));
             boolean halt = __bwRunAll(ch, tests, n, __bwTimeouts(parts[1], n));
             answers.println("BWJ " + nonce + " " + java.util.Base64.getEncoder().encodeToString(lines.toByteArray()));
             answers.flush();
             long rss = __bwStatusBytes("\nVmRSS:");
-            if (baseline < 0) baseline = rss;
-            // a JVM that now holds much more than after its first sample would report it as the
-            // next sample's memory: the next sample gets a new one
-            if (halt || __bwOutOfMemory || rss < 0 || rss > baseline + __BW_RSS_SLACK) {
+            // a JVM that now holds much more than before its first sample would report it as the
+            // next sample's memory (as would one whose peak cannot be reset): the next sample
+            // gets a new one
+            if (halt || __bwOutOfMemory || !peakReset || baseline < 0 || rss < 0 || rss > baseline + __BW_RSS_SLACK) {
                 java.lang.Runtime.getRuntime().halt(0);
             }
         }

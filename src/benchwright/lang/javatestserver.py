@@ -12,10 +12,14 @@ began) and answers with the result lines that JVM would have written, under the 
 
 Only samples that :func:`benchwright.lang.javagate.refusal` lets through come here: their class
 files call nothing that outlives them or changes the JVM for the next sample (no threads,
-reflection, files, ``System.exit``, JDK settings). After a test that outlives its limit, an
-``OutOfMemoryError``, or a sample that leaves the JVM more than 16 MB larger than after its first
-sample (whose memory the next sample's figure would count), the server answers and halts; the
-next sample starts another. A server
+reflection, files, ``System.exit``, JDK settings, the JVM's shared random numbers). The JVM
+runs with :data:`~benchwright.lang.java.WARM_JVM_FLAGS`: a stack overflow or an
+``OutOfMemoryError``, even one a sample catches, ends it at once (it could have left a JDK class
+half-initialised, unusable for every later sample), so that sample runs in a JVM of its own.
+After a test that outlives its limit, or a sample that leaves the JVM more than 16 MB larger
+than before its first sample (whose memory the next sample's figure would count), the server
+answers and halts. The next sample starts another. Each sample gets ``System.out`` and
+``System.err`` streams of its own. A server
 that does not answer in time, dies, or answers anything but its request's lines is closed, and
 the sample runs in a JVM of its own.
 """
