@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import typing
 from importlib.metadata import entry_points
@@ -199,3 +200,76 @@ class LineCountLike(Criterion):
 
     def evaluate(self, ctx: object) -> list[Measurement]:  # type: ignore[override]
         return []
+
+
+SCORER_PLUGIN = '''
+from typing import Literal
+
+from pydantic import Field
+
+from benchwright.agents.scenario import ScorerBase
+from benchwright.agents.scorer import Scorer, ScorerResult
+
+
+class MaxLines(ScorerBase):
+    """A file of at most ``limit`` lines."""
+
+    type: Literal["max_lines"]
+    path: str = Field(min_length=1)
+    limit: int = Field(ge=1)
+
+
+class MaxLinesCheck(Scorer):
+    """The file has more than ``limit`` lines after the run."""
+
+    type = "max_lines"
+    spec = MaxLines  # the model of its entries in a scenario's scorers:
+
+    def score(self, spec, ctx):
+        data = ctx.read(spec.path) or b""
+        lines = len(data.splitlines())
+        ok = lines <= spec.limit
+        return ScorerResult("PASS" if ok else "FAIL", 1.0 if ok else 0.0,
+                            f"{spec.path}: {lines} lines (limit {spec.limit})", {"lines": lines})
+
+
+def register(reg):
+    reg.add("scorer", "max_lines", MaxLinesCheck)
+'''
+
+
+def test_a_third_party_scorer_is_validated_listed_in_the_schema_and_scores_an_agent_run(
+        tmp_path: Path, bw: Runner, workspace: Path) -> None:
+    """A scorer type a plug-in package registers is open end to end: a scenario's ``scorers:``
+    takes it (its fields checked by its own model, a bad one located at its field), ``list`` and
+    ``schema`` show it, and a run of the example agents records its verdict."""
+    site = tmp_path / "site"
+    install(site, "bw-scorers", "bw_scorers", SCORER_PLUGIN, "bw_scorers:register")
+    env = {"PYTHONPATH": str(site), "COLUMNS": "200"}
+    assert "max_lines" in bw("list", "scorers", env=env).stdout
+    schema = json.loads(bw("schema", "scenario", env=env).stdout)
+    assert schema["$defs"]["MaxLines"]["properties"]["limit"]["minimum"] == 1
+
+    scenario = workspace / "scenarios" / "parser-fixes.yaml"
+    text = scenario.read_text()
+    scenario.write_text(text.replace(
+        "scorers:                           # frozen into each run when it starts\n",
+        "scorers:                           # frozen into each run when it starts\n"
+        "  - {name: short-parser, type: max_lines, path: src/parser.py, limit: 0}\n"))
+    bad = bw("validate", "scenarios/parser-fixes.yaml", cwd=workspace, env=env)
+    assert bad.returncode == 2 and "scorers[0]" in bad.stderr + bad.stdout
+    assert "limit" in bad.stderr + bad.stdout
+    without = bw("validate", "scenarios/parser-fixes.yaml", cwd=workspace)  # not installed
+    assert without.returncode == 2 and "unknown scorer type 'max_lines'" in without.stderr + without.stdout
+
+    scenario.write_text(text.replace(
+        "scorers:                           # frozen into each run when it starts\n",
+        "scorers:                           # frozen into each run when it starts\n"
+        "  - {name: short-parser, type: max_lines, path: src/parser.py, limit: 400, required: false}\n"))
+    assert bw("validate", "scenarios/parser-fixes.yaml", cwd=workspace, env=env).returncode == 0
+    config = workspace / "configs" / "agents.yaml"
+    config.write_text(config.read_text().split("  - name: edits-the-test")[0])  # the honest agent alone
+    proc = bw("run", "configs/agents.yaml", cwd=workspace, env=env)
+    assert proc.returncode == 0, proc.stderr
+    records = [r for r in read_jsonl(only_run(workspace) / "records.jsonl") if r["criterion"] == "short-parser"]
+    assert records and all(r["verdict"] == "PASS" and "lines (limit 400)" in (r["output"] or "") for r in records)

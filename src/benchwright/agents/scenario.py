@@ -9,16 +9,28 @@ no parent traversal.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from benchwright import yamldoc
 from benchwright.agents import repo as repo_forms
 from benchwright.errors import InputError, Problem
 from benchwright.problems import validate
+from benchwright.registry import registry
 
 
 class Strict(BaseModel):
@@ -37,6 +49,10 @@ ExactPaths = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_leng
 
 
 class ScorerBase(Strict):
+    """What every scorer type's entry has; a type adds ``type: Literal["its-name"]`` and its fields
+    (a plug-in's model subclasses this and is its scorer's ``spec``)."""
+
+    type: str
     name: str | None = Field(default=None, description="a label; the record's criterion (else the type)")
     required: bool | None = Field(default=None, description="gates the workspace verdict (default per type)")
 
@@ -138,11 +154,39 @@ class LlmJudgeNote(ScorerBase):
     default_required: ClassVar[bool] = False
 
 
-ScorerSpec = Annotated[
-    CommandScorer | AllowedPaths | ForbidPaths | MaxFilesChanged | ForbidSecrets | FileExists
-    | TestsUnmodified | BaselineUnmodified | NoNewSkips | AssertionsNotWeakened | LlmJudgeNote,
-    Field(discriminator="type"),
-]
+def scorer_model(kind: str) -> type[ScorerBase]:
+    """The scenario model of scorer type ``kind``: the ``spec`` of the scorer registered under
+    kind ``scorer`` with that name (a built-in or a plug-in's).
+
+    Raises:
+        ValueError: no scorer of that type is installed, or it declares no model.
+    """
+    if not registry.has("scorer", kind):
+        raise ValueError(f"unknown scorer type {kind!r}; installed: {', '.join(registry.names('scorer'))}")
+    model = getattr(registry.get("scorer", kind).factory, "spec", None)
+    if not (isinstance(model, type) and issubclass(model, ScorerBase)):
+        raise ValueError(f"the scorer type {kind!r} ({registry.get('scorer', kind).origin}) declares no "
+                         "'spec' model (a subclass of benchwright.agents.scenario.ScorerBase)")
+    return model
+
+
+def _scorer(entry: Any) -> Any:
+    """One entry of ``scorers:``, validated by the model of its ``type``."""
+    if isinstance(entry, ScorerBase) or not isinstance(entry, dict):
+        return entry  # a model already, or not a mapping: the field's own check says so
+    kind = entry.get("type")
+    if not isinstance(kind, str):
+        raise ValueError(f"a scorer needs a 'type', one of: {', '.join(registry.names('scorer'))}")
+    model = scorer_model(kind)
+    try:
+        return model.model_validate(entry)
+    except ValidationError as e:
+        raise ValueError("; ".join(
+            f"{'.'.join(str(part) for part in err['loc']) or kind}: {err['msg']}" for err in e.errors())) from None
+
+
+ScorerSpec = Annotated[SerializeAsAny[ScorerBase], BeforeValidator(_scorer)]
+"""A scorer of any installed type (see :func:`scorer_model`): built-in or a plug-in's."""
 
 
 class WorkspaceRecipe(Strict):
@@ -209,6 +253,37 @@ class Scenario(Strict):
     tasks: list[AgentTask] = Field(min_length=1)
 
 
+def scenario_model() -> type[Scenario]:
+    """:class:`Scenario` with ``scorers:`` a union of the installed scorer types' models: what a
+    scenario file is read with, so that a problem in a scorer's field is located at that field
+    (``scorers[0].command.timeout_s``) and the schema lists every type's fields."""
+    kinds = tuple(name for name in registry.names("scorer") if _has_model(name))
+    return _scenario_model(tuple((kind, scorer_model(kind)) for kind in kinds))
+
+
+@functools.cache
+def _scenario_model(models: tuple[tuple[str, type[ScorerBase]], ...]) -> type[Scenario]:
+    if not models:
+        return Scenario
+    entry: Any = Annotated[Union[tuple(m for _, m in models)], Field(discriminator="type")]  # noqa: UP007
+    shown: type[Scenario] = create_model("Scenario", __base__=Scenario, __doc__=Scenario.__doc__,
+                                         scorers=(list[entry], Field(default_factory=list)))
+    return shown
+
+
+def scenario_schema() -> dict[str, Any]:
+    """The JSON Schema of a scenario (see :func:`scenario_model`)."""
+    return scenario_model().model_json_schema(by_alias=True)
+
+
+def _has_model(kind: str) -> bool:
+    try:
+        scorer_model(kind)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_scenario(path: Path) -> tuple[yamldoc.Document | None, Scenario | None, list[Problem]]:
     """Parse and check a scenario without raising; the problems say what is wrong."""
     try:
@@ -218,7 +293,7 @@ def parse_scenario(path: Path) -> tuple[yamldoc.Document | None, Scenario | None
     if not isinstance(doc.data, dict):
         return doc, None, [doc.problem((), "a scenario must be a mapping with 'workspace:', "
                                        "'scorers:' and 'tasks:'")]
-    scenario, problems = validate(doc, Scenario)
+    scenario, problems = validate(doc, scenario_model())
     if scenario is not None:
         problems += _check(doc, scenario)
     return doc, (scenario if not problems else None), problems

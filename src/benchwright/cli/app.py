@@ -149,7 +149,7 @@ def schema(kind: Annotated[str, typer.Argument(
     """Print the JSON Schema of a file format (for editor completion)."""
     from pydantic import BaseModel
 
-    from benchwright.agents.scenario import Scenario
+    from benchwright.agents.scenario import Scenario, scenario_schema
     from benchwright.config.model import ExecConfig
     from benchwright.config.settings import Settings
     from benchwright.results.record import Record
@@ -159,7 +159,8 @@ def schema(kind: Annotated[str, typer.Argument(
                                           "scenario": Scenario, "settings": Settings, "record": Record}
     if kind not in models:
         raise UserError(f"unknown schema {kind!r}; choose one of {', '.join(models)}")
-    sys.stdout.write(json.dumps(models[kind].model_json_schema(by_alias=True), indent=2) + "\n")
+    shown = scenario_schema() if kind == "scenario" else models[kind].model_json_schema(by_alias=True)
+    sys.stdout.write(json.dumps(shown, indent=2) + "\n")
 
 
 def _progress_run(label: str, fn: Any) -> Any:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import io
-import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
 from benchwright import yamldoc
-from benchwright.agents.scenario import ScorerBase, ScorerSpec
+from benchwright.agents.scenario import ScorerBase, scorer_model
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.server.service import Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
@@ -213,12 +212,15 @@ def set_scalar(doc: Any, key: str, value: Any) -> None:
 
 @functools.cache
 def scorer_models() -> dict[str, type[ScorerBase]]:
-    """Each scorer type's pydantic model, from the members of :data:`ScorerSpec`."""
-    union = typing.get_args(ScorerSpec)[0]
+    """Each installed scorer type's pydantic model (built-ins' and plug-ins')."""
+    from benchwright.registry import registry
+
     out: dict[str, type[ScorerBase]] = {}
-    for model in typing.get_args(union):
-        (name,) = typing.get_args(model.model_fields["type"].annotation)
-        out[str(name)] = model
+    for name in registry.names("scorer"):
+        try:
+            out[name] = scorer_model(name)
+        except ValueError:  # a plug-in without a model: a scenario cannot use it, the form neither
+            continue
     return out
 
 
