@@ -137,19 +137,19 @@ def test_the_warm_jvm_reports_what_a_jvm_of_its_own_reports_sample_after_sample(
     assert rss["after holding"] < rss["passes"] + 16 * 2**20
 
 
+COMPILER = JavaLanguage()
+"""One warm javac for the gate's tests (a test process's)."""
+
+
 def gate(solution: str, tests: list[str] | None = None) -> str | None:
     """Why the gate keeps this sample from the warm JVM (its classes compiled as a run compiles
     them), or None."""
-    lang = JavaLanguage()
-    try:
-        class_name = free_class_name(solution)
-        layout = build_test_class(class_name, cases(*(tests or ["assert true;"])), None)
-        compiled = lang.compile_warm(best_sandbox(), {solution_file_name(solution): solution.encode(),
+    class_name = free_class_name(solution)
+    layout = build_test_class(class_name, cases(*(tests or ["assert true;"])), None)
+    compiled = COMPILER.compile_warm(best_sandbox(), {solution_file_name(solution): solution.encode(),
                                                       f"{class_name}.java": layout.source.encode()})
-        assert compiled is not None and compiled.exit_code == 0, compiled and compiled.messages
-        return refusal(compiled.classes)
-    finally:
-        lang.close()
+    assert compiled is not None and compiled.exit_code == 0, compiled and compiled.messages
+    return refusal(compiled.classes)
 
 
 def body(statements: str, members: str = "") -> str:
