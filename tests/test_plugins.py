@@ -44,6 +44,30 @@ def test_public_names_are_pinned() -> None:
         assert hasattr(benchwright, name)
 
 
+PLUGIN_API = ["KINDS", "AgentContext", "AgentPreset", "Answer", "BenchwrightError", "Criterion",
+              "ExecutionResult", "Executor", "Generation", "GenerationRequest", "ImportRequest",
+              "Importer", "InfraError", "Kind", "Language", "Measurement", "Plugin", "PluginError",
+              "PluginFailure", "ProcessResult", "Provider", "ProviderError", "Record", "Registry",
+              "SampleContext", "Sandbox", "SandboxLimits", "Scorer", "ScorerBase", "ScorerContext",
+              "ScorerResult", "Session", "TestOutcome", "TestSpec", "UserError", "registry"]
+
+
+def test_the_plugin_api_is_pinned_and_holds_every_kinds_base_class() -> None:
+    """``benchwright.plugin`` is what a plug-in author imports: a fresh interpreter imports it on
+    its own, it exports exactly these names, and the base class of every kind is among them."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import benchwright.plugin as p; print(len(p.__all__))"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    import benchwright.plugin as api
+    assert sorted(api.__all__) == sorted(PLUGIN_API)
+    exported = {getattr(api, name) for name in api.__all__ if isinstance(getattr(api, name), type)}
+    assert {base_class(kind) for kind in KINDS} <= exported
+    assert api.registry is registry
+
+
 def test_builtins_come_through_the_entry_point() -> None:
     (ep,) = [e for e in entry_points(group="benchwright.plugins") if e.name == "builtins"]
     assert ep.value == "benchwright.builtins:register"
