@@ -27,8 +27,14 @@ def cases(*codes: str) -> list[TestSpec]:
     return [TestSpec(f"t{i}", code) for i, code in enumerate(codes)]
 
 
+TWICE = "public class Solution {\n    static int twice(int x) { return 2 * x; }\n}\n"
+COUNTER = ("public class Solution {\n    static int calls = 0;\n"
+           "    static int next() { return ++calls; }\n}\n",
+           cases("assert Solution.next() == 1;", "assert Solution.next() == 2;"), 10)
+"""A static counter: every sample starts from its own class, never from the one before."""
+
 SAMPLES: dict[str, tuple[str, list[TestSpec], float]] = {  # name: (solution, tests, test limit)
-    "passes": ("public class Solution {\n    static int twice(int x) { return 2 * x; }\n}\n",
+    "passes": (TWICE,
                cases("assert Solution.twice(2) == 4;", "assert Solution.twice(-1) == -2;"), 10),
     "fails with a message": ("public class Solution {\n    static int twice(int x) { return x + 2; }\n}\n",
                              cases('assert Solution.twice(3) == 6 : "twice(3) is " + Solution.twice(3);',
@@ -36,13 +42,8 @@ SAMPLES: dict[str, tuple[str, list[TestSpec], float]] = {  # name: (solution, te
     "throws at a line": ("public class Solution {\n    static int at(int[] a, int i) {\n"
                          "        return a[i];\n    }\n}\n",
                          cases("Solution.at(new int[2], 5);", "assert Solution.at(new int[] {7}, 0) == 7;"), 10),
-    # a static counter: every sample starts from its own class, never from the one before
-    "keeps a static": ("public class Solution {\n    static int calls = 0;\n"
-                       "    static int next() { return ++calls; }\n}\n",
-                       cases("assert Solution.next() == 1;", "assert Solution.next() == 2;"), 10),
-    "keeps a static again": ("public class Solution {\n    static int calls = 0;\n"
-                             "    static int next() { return ++calls; }\n}\n",
-                             cases("assert Solution.next() == 1;", "assert Solution.next() == 2;"), 10),
+    "keeps a static": COUNTER,
+    "keeps a static again": COUNTER,
     "overflows its stack": ("public class Solution {\n    static int down(int n) { return down(n + 1) + 1; }\n"
                             "    static int depth(int n) { return n == 0 ? 0 : 1 + depth(n - 1); }\n}\n",
                             cases("Solution.down(0);", "assert Solution.depth(50000) == 50000;"), 10),
@@ -76,17 +77,17 @@ SAMPLES: dict[str, tuple[str, list[TestSpec], float]] = {  # name: (solution, te
           'assert Solution.all(List.of()).startsWith("{false=[], true=[]}") : Solution.all(List.of());'), 10),
     "loops forever": ("public class Solution {\n    static void spin() { while (true) { } }\n}\n",
                       cases("assert true;", "Solution.spin();", "assert true;"), 1),
-    "after a timeout": ("public class Solution {\n    static int twice(int x) { return 2 * x; }\n}\n",
+    "after a timeout": (TWICE,
                         cases("assert Solution.twice(2) == 4;", "assert Solution.twice(2) == 5;"), 10),
     "runs out of memory": ("public class Solution {\n    static long[][] keep = new long[64][];\n"
                            "    static void grow() { for (int i = 0; ; i++) keep[i % 64] = new long[8 << 20]; }\n}\n",
                            cases("Solution.grow();", "assert true;"), 10),
-    "after running out": ("public class Solution {\n    static int twice(int x) { return 2 * x; }\n}\n",
+    "after running out": (TWICE,
                           cases("assert Solution.twice(2) == 4;"), 10),
     "holds much memory": ("public class Solution {\n    static long[] big = new long[12 << 20];\n"
                           "    static int touch() { java.util.Arrays.fill(big, 7); return (int) big[5]; }\n}\n",
                           cases("assert Solution.touch() == 7;"), 10),
-    "after holding": ("public class Solution {\n    static int twice(int x) { return 2 * x; }\n}\n",
+    "after holding": (TWICE,
                       cases("assert Solution.twice(2) == 4;"), 10),
 }
 

@@ -257,8 +257,7 @@ def scenario_model() -> type[Scenario]:
     """:class:`Scenario` with ``scorers:`` a union of the installed scorer types' models: what a
     scenario file is read with, so that a problem in a scorer's field is located at that field
     (``scorers[0].command.timeout_s``) and the schema lists every type's fields."""
-    kinds = tuple(name for name in registry.names("scorer") if _has_model(name))
-    return _scenario_model(tuple((kind, scorer_model(kind)) for kind in kinds))
+    return _scenario_model(tuple(installed_scorer_models().items()))
 
 
 @functools.cache
@@ -276,12 +275,16 @@ def scenario_schema() -> dict[str, Any]:
     return scenario_model().model_json_schema(by_alias=True)
 
 
-def _has_model(kind: str) -> bool:
-    try:
-        scorer_model(kind)
-    except ValueError:
-        return False
-    return True
+def installed_scorer_models() -> dict[str, type[ScorerBase]]:
+    """Each installed scorer type's model (built-ins' and plug-ins'); a type that declares none
+    is left out (no scenario can use it)."""
+    out: dict[str, type[ScorerBase]] = {}
+    for name in registry.names("scorer"):
+        try:
+            out[name] = scorer_model(name)
+        except ValueError:
+            continue
+    return out
 
 
 def parse_scenario(path: Path) -> tuple[yamldoc.Document | None, Scenario | None, list[Problem]]:

@@ -132,6 +132,7 @@ from benchwright.lang.javasource import (
 )
 from benchwright.lang.javatestserver import JavaTestServer
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
+from benchwright.lang.protocol import parse_lines
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 from benchwright.sandbox.servers import ThreadServers
 
@@ -369,7 +370,7 @@ class JavaLanguage(Language):
         run = server.run(nonce, timeouts_ms, cap, class_name, n_tests, classes, wall_s)
         if run is None:
             return None
-        usage = _usage_line(run.lines, nonce)
+        usage = next((r for r in parse_lines(run.lines, f"BWR {nonce} ") if r.get("ev") == "usage"), {})
         cpu, rss = usage.get("cpu_ms"), usage.get("max_rss_bytes")
         return ProcessResult(exit_code=0, signal=None, stdout=run.lines, stderr=b"", timed_out=False,
                              wall_ms=run.wall_ms,
@@ -713,19 +714,6 @@ class _Collector:
         return ExecutionResult(
             tests=outcomes, process=self.proc, infra_error=message, extra=self.extra
         )
-
-
-def _usage_line(lines: bytes, nonce: str) -> dict[str, Any]:
-    """The runner's ``usage`` event among its result lines ({} when it has none)."""
-    prefix = f"BWR {nonce} ".encode()
-    for raw in lines.splitlines():
-        if raw.startswith(prefix) and b'"ev":"usage"' in raw:
-            try:
-                found = json.loads(raw[len(prefix):])
-            except ValueError:
-                return {}
-            return found if isinstance(found, dict) else {}
-    return {}
 
 
 def _text(value: object) -> str:

@@ -19,7 +19,7 @@ from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
 from benchwright import yamldoc
-from benchwright.agents.scenario import ScorerBase, scorer_model
+from benchwright.agents.scenario import ScorerBase, installed_scorer_models
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.server.service import Conflict, FileKind, Service
 from benchwright.server.ui.access import Access
@@ -213,15 +213,7 @@ def set_scalar(doc: Any, key: str, value: Any) -> None:
 @functools.cache
 def scorer_models() -> dict[str, type[ScorerBase]]:
     """Each installed scorer type's pydantic model (built-ins' and plug-ins')."""
-    from benchwright.registry import registry
-
-    out: dict[str, type[ScorerBase]] = {}
-    for name in registry.names("scorer"):
-        try:
-            out[name] = scorer_model(name)
-        except ValueError:  # a plug-in without a model: a scenario cannot use it, the form neither
-            continue
-    return out
+    return installed_scorer_models()
 
 
 def scorer_fields(kind: str) -> list[str]:
