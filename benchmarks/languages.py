@@ -40,7 +40,7 @@ from pathlib import Path
 from benchwright.config.model import ExecConfig, ModelSpec, Toggle
 from benchwright.config.settings import Settings
 from benchwright.lang.base import Language
-from benchwright.lang.c import CppLanguage
+from benchwright.lang.c import CLanguage, CppLanguage
 from benchwright.lang.golang import GoLanguage
 from benchwright.lang.java import JavaLanguage
 from benchwright.lang.javascript import TypeScriptLanguage
@@ -74,9 +74,10 @@ FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "humanev
 BASELINES = {
     "python": lambda: PythonLanguage(fork_server=False),
     "java": lambda: JavaLanguage(compile_server=False),
-    "cpp": lambda: CppLanguage(precompiled_headers=False),
-    "go": lambda: GoLanguage(warm_cache=False),
-    "rust": lambda: RustLanguage(driver_crate=False),
+    "c": lambda: CLanguage(build_cache=False),
+    "cpp": lambda: CppLanguage(precompiled_headers=False, build_cache=False),
+    "go": lambda: GoLanguage(warm_cache=False, build_cache=False),
+    "rust": lambda: RustLanguage(driver_crate=False, build_cache=False),
     "typescript": lambda: TypeScriptLanguage(warm_transpiler=False),
 }
 """The per-sample path of each language that has a faster one."""

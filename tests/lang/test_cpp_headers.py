@@ -56,7 +56,9 @@ def test_a_set_of_includes_seen_twice_is_compiled_once_and_changes_no_verdict(sa
         TestSpec("crash", "std::vector<int> v; v.at(3);"),
     ]
     spy = Spy(sandbox)
-    headers, plain = CppLanguage(), CppLanguage(precompiled_headers=False)
+    # no build cache: each copy of the sample is compiled (a cached program needs no header)
+    headers = CppLanguage(build_cache=False)
+    plain = CppLanguage(precompiled_headers=False, build_cache=False)
     results = [headers.run_tests(spy, HUMANEVAL_X, tests, prelude=None, limits=LIMITS,  # type: ignore[arg-type]
                                  test_timeout_s=10.0) for _ in range(3)]
     baseline = plain.run_tests(sandbox, HUMANEVAL_X, tests, prelude=None, limits=LIMITS,

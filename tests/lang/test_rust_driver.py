@@ -48,7 +48,8 @@ mod bw_driver {
 
 def test_samples_link_the_driver_built_once_and_judge_as_before(sandbox):
     spy = Spy(sandbox)
-    linked, alone = RustLanguage(), RustLanguage(driver_crate=False)
+    # no build cache: each copy of the sample is compiled, with the driver linked
+    linked, alone = RustLanguage(build_cache=False), RustLanguage(driver_crate=False)
     results = [linked.run_tests(spy, SOLUTION, TESTS, prelude=None, limits=LIMITS,  # type: ignore[arg-type]
                                 test_timeout_s=10.0) for _ in range(2)]
     baseline = alone.run_tests(sandbox, SOLUTION, TESTS, prelude=None, limits=LIMITS,

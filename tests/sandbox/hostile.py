@@ -412,6 +412,39 @@ STDIO = {  # the same attack as a standard-input program (LiveCodeBench, APPS): 
     "cases": [("3\n", "6\n"), ("5\n", "10\n")],
 }
 """``python-stdio`` of :func:`batch`: every sample a program judged on its output."""
+FORGER = json.dumps("#!/bin/sh\nread t\necho \"$t {\\\"status\\\": \\\"pass\\\"}\" >&3\n"
+                    "echo 'OK 1' >&3\n")
+"""A test program that passes every test of both judges (the Rust and Go runner's token line,
+the C judge's ``OK`` line), as a string literal of C, Rust and Go: what a poisoned cache would
+hand the next copy."""
+# POISONERS: attack -> (language, solution, test cases as (name, code))
+POISONERS: dict[str, tuple[str, str, list[tuple[str, str]]]] = {
+    # the sample replaces its program in the work folder, then fails its test
+    "c": ("c", "#include <stdio.h>\n#include <unistd.h>\n#include <sys/stat.h>\n"
+               "int add(int a, int b) {\n    unlink(\"bw_tests\");\n"
+               "    FILE *f = fopen(\"bw_tests\", \"w\");\n"
+               f"    if (f) {{ fputs({FORGER}, f); fclose(f); chmod(\"bw_tests\", 0755); }}\n"
+               "    return a + b + 1;\n}\n",
+          [("t", "assert(add(1, 1) == 2);")]),
+    "c-link": ("c", "#include <unistd.h>\nint add(int a, int b) {\n    unlink(\"bw_tests\");\n"
+                    "    symlink(\"/etc/passwd\", \"bw_tests\");\n    return a + b + 1;\n}\n",
+               [("t", "assert(add(1, 1) == 2);")]),
+    "rust": ("rust", "use std::os::unix::fs::PermissionsExt;\n"
+                     "fn add(a: i32, b: i32) -> i32 {\n"
+                     "    let _ = std::fs::remove_file(\"bwtests\");\n"
+                     f"    let _ = std::fs::write(\"bwtests\", {FORGER});\n"
+                     "    let _ = std::fs::set_permissions(\"bwtests\", "
+                     "std::fs::Permissions::from_mode(0o755));\n"
+                     "    a + b + 1\n}\n",
+             [("t", "assert_eq!(add(1, 1), 2);")]),
+    "go": ("go", "package main\n\nimport \"os\"\n\nfunc Add(a, b int) int {\n"
+                 "\tos.Remove(\"bwtests\")\n"
+                 f"\tos.WriteFile(\"bwtests\", []byte({FORGER}), 0o755)\n"
+                 "\treturn a + b + 1\n}\n",
+           [("t", "t.Equal(Add(1, 1), 2)")]),
+}
+
+
 LANGUAGE_CLASSES = {
     "python-stdio": "benchwright.lang.python.PythonLanguage",
     "python": "benchwright.lang.python.PythonLanguage", "java": "benchwright.lang.java.JavaLanguage",
@@ -485,6 +518,51 @@ def batch(language: str, backend: str, tmp_root: str) -> dict[str, Any]:
     finally:
         lang.close()
     return out
+
+
+def build_cache_batch(attack: str, backend: str, tmp_root: str) -> dict[str, Any]:
+    """A sample of :data:`POISONERS` three times through one language object, then a correct
+    sample twice: what each came to, and what the build cache kept, ran and refused."""
+    import importlib
+
+    from benchwright.lang.base import TestSpec
+    from benchwright.sandbox.base import SandboxLimits
+
+    language, solution, tests = POISONERS[attack]
+    module, name = LANGUAGE_CLASSES[language].rsplit(".", 1)
+    lang = getattr(importlib.import_module(module), name)()
+    module, name = SANDBOX_CLASSES[backend].rsplit(".", 1)
+    sandbox = getattr(importlib.import_module(module), name)(tmp_root=tmp_root)
+    right = {"c": "int add(int a, int b) { return a + b; }\n",
+             "rust": "fn add(a: i32, b: i32) -> i32 { a + b }\n",
+             "go": "package main\n\nfunc Add(a, b int) int { return a + b }\n"}[language]
+
+    def run(code: str) -> list[Any]:
+        result = lang.run_tests(sandbox, code, [TestSpec(n, c) for n, c in tests],
+                                prelude=None, limits=SandboxLimits(memory_mb=1024),
+                                test_timeout_s=10)
+        return [[t.status for t in result.tests], result.extra.get("build")]
+
+    try:
+        out: dict[str, Any] = {"poisoner": [run(solution) for _ in range(3)],
+                               "right": [run(right) for _ in range(2)]}
+        out["cache"] = [lang.builds.kept, lang.builds.hits, lang.builds.refused]
+    finally:
+        lang.close()
+    return out
+
+
+def check_build_cache(outcome: dict[str, Any]) -> list[str]:
+    """What went wrong in a :func:`build_cache_batch` (empty: no copy ran a rewritten program,
+    and the cache was on)."""
+    problems = []
+    if outcome["poisoner"] != [[["fail"], "compiled"]] * 3:
+        problems.append(f"a copy of the poisoner was not compiled and failed: {outcome['poisoner']}")
+    if outcome["right"] != [[["pass"], "compiled"], [["pass"], "cached"]]:
+        problems.append(f"the correct sample was not compiled, then cached: {outcome['right']}")
+    if outcome["cache"] != [1, 1, 3]:
+        problems.append(f"kept, ran, refused: {outcome['cache']} (expected [1, 1, 3])")
+    return problems
 
 
 def check(outcome: dict[str, Any]) -> list[str]:
@@ -616,6 +694,9 @@ def main(argv: list[str]) -> None:
         return
     if argv[1] == "coverage":
         print(json.dumps(coverage_batch(argv[2], root)))
+        return
+    if argv[1] == "build-cache":
+        print(json.dumps(build_cache_batch(argv[2], argv[3], root)))
         return
     language, backend = argv[1], argv[2]
     print(json.dumps(batch(language, backend, root)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from benchwright.sandbox.select import availability
-from tests.sandbox.hostile import LANGUAGES, check, check_coverage
+from tests.sandbox.hostile import LANGUAGES, POISONERS, check, check_build_cache, check_coverage
 from tests.unprivileged import HARNESS_USERS, run_script
 
 
@@ -59,3 +59,17 @@ def test_a_hostile_sample_changes_no_later_coverage(backend: str, user: str) -> 
         pytest.fail(f"sandbox {backend!r} is not available here: {why}")
     outcome = run_script("hostile.py", "coverage", backend, user=user)
     assert check_coverage(outcome) == [], outcome
+
+
+@pytest.mark.parametrize("user", HARNESS_USERS)
+@pytest.mark.parametrize("attack", sorted(POISONERS))
+def test_a_sample_that_rewrites_its_program_poisons_no_later_copy(attack: str, user: str) -> None:
+    """The compiled languages keep a sample's program for its later copies: a sample that
+    replaces its program in the work folder (by a forger that passes every test, or a link to
+    a host file) has every copy compiled again and failed, as root and as an unprivileged
+    harness, while a correct sample's copy runs the kept program."""
+    why = availability("bwrap")
+    if why is not None:
+        pytest.fail(f"sandbox 'bwrap' is not available here: {why}")
+    outcome = run_script("hostile.py", "build-cache", attack, "bwrap", user=user)
+    assert check_build_cache(outcome) == [], outcome

@@ -70,6 +70,7 @@ of a test's process group are killed after it.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shlex
 from importlib import resources
@@ -78,6 +79,7 @@ from typing import Any
 from benchwright.errors import InfraError
 from benchwright.lang.artifact import Artifacts, made_in_sandbox
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
+from benchwright.lang.buildcache import BuildCache, build_key
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.native import (
     Plan,
@@ -364,15 +366,20 @@ class GoLanguage(Language):
     file_extension = ".go"
     install_hint = INSTALL_HINT
 
-    def __init__(self, warm_cache: bool = True) -> None:
+    def __init__(self, warm_cache: bool = True, build_cache: bool = True) -> None:
         self.warm_cache = warm_cache
         """Start each sample's build cache from an archive of benchwright's own packages
         (``bwdriver``, testify's ``assert``) compiled once, and link without symbol tables
         (False: every sample compiles them again, the per-sample baseline)."""
         self._caches = Artifacts()
+        self.builds: BuildCache | None = BuildCache() if build_cache else None
+        """Test programs of earlier samples, for a later sample with the same build (None:
+        every sample is built, the per-sample baseline)."""
 
     def close(self) -> None:
         self._caches.clear()
+        if self.builds is not None:
+            self.builds.clear()
 
     def infer_entry_point(self, code: str) -> str | None:
         return entry_point(code)
@@ -436,13 +443,20 @@ class GoLanguage(Language):
                 files = {**files, CACHE_ARCHIVE: archive}
                 steps.append({"argv": [tar, "-xf", CACHE_ARCHIVE, "-C", ".gocache"], "cwd": None,
                               "env": {}})
+        build = [*steps, {
+            "argv": [go, "build", "-buildvcs=false", *flags, "-o", f"../{BINARY}", "."],
+            "cwd": MODULE,
+            "env": BUILD_ENV,
+        }]
+        key = None
+        if self.builds is not None and sandbox.work_path is not None:
+            # a Go program holds the paths of its sources: the work folder must stay where it is
+            key = build_key(sandbox.name, go, [json.dumps(build)], files, sandbox.work_path)
         plan = Plan(
             files=files,
-            build=[*steps, {
-                "argv": [go, "build", "-buildvcs=false", *flags, "-o", f"../{BINARY}", "."],
-                "cwd": MODULE,
-                "env": BUILD_ENV,
-            }],
+            build=build,
+            program=BINARY,
+            key=key,
             run_argv=[f"./{BINARY}"],
             run_env=run_env,
             data_mb=limits.memory_mb + DATA_SLACK_MB if limits.memory_mb > 0 else 0,
@@ -451,7 +465,8 @@ class GoLanguage(Language):
             dirs=(".gocache", ".gopath", ".tmp"),
         )
         proc, records = run_plan(sandbox, plan, tests, limits=limits,
-                                 test_timeout_s=test_timeout_s, language=self.name)
+                                 test_timeout_s=test_timeout_s, language=self.name,
+                                 builds=self.builds)
         head = records[0] if records else {}
         if head.get("build") in ("error", "timeout"):
             return _build_error(tests, proc, str(head.get("message") or ""), smap,

@@ -19,6 +19,7 @@ from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, TestOutcome, TestSpec
+from benchwright.lang.buildcache import BuildCache, collect_output_bytes
 from benchwright.lang.protocol import parse_lines
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
@@ -55,6 +56,11 @@ class Plan:
     """Regex: group 1 a generated file's name, group 2 a line, found in a crashed test's output."""
     crash_markers: tuple[str, ...] = ()
     dirs: tuple[str, ...] = ()
+    program: str | None = None
+    """The test program the build makes (a path in the work folder): with :attr:`key`, kept
+    for a later sample with the same build."""
+    key: str | None = None
+    """The build's key (:func:`benchwright.lang.buildcache.build_key`; None: never kept)."""
 
 
 def wall_limit_s(limits: SandboxLimits, tests: list[TestSpec], test_timeout_s: float) -> float:
@@ -73,16 +79,49 @@ def run_plan(
     limits: SandboxLimits,
     test_timeout_s: float,
     language: str,
+    builds: BuildCache | None = None,
 ) -> tuple[ProcessResult, list[dict[str, Any]]]:
     """Build and run every test in ONE sandbox call; the process and the runner's records.
+    With ``builds`` and a plan that has a key, an earlier sample's program of the same build
+    runs instead of a build (the first record then says ``cached``), and the program this
+    build makes is offered to later samples.
 
     Raises:
         InfraError: the runner itself failed, or the build could not start.
     """
+    key = plan.key if builds is not None and plan.program is not None else None
+    program = builds.get(key) if builds is not None and key is not None else None
+    try:
+        return _run_plan(sandbox, plan, tests, limits=limits, test_timeout_s=test_timeout_s,
+                         language=language, builds=builds, key=key, program=program)
+    finally:
+        if builds is not None and key is not None and program is None:
+            builds.release(key)  # a no-op once offered
+
+
+def _run_plan(
+    sandbox: Sandbox,
+    plan: Plan,
+    tests: list[TestSpec],
+    *,
+    limits: SandboxLimits,
+    test_timeout_s: float,
+    language: str,
+    builds: BuildCache | None,
+    key: str | None,
+    program: bytes | None,
+) -> tuple[ProcessResult, list[dict[str, Any]]]:
     nonce = secrets.token_hex(16)
+    files = {RUNNER_FILE: RUNNER, **plan.files}
+    build: list[dict[str, Any]] = plan.build
+    if program is not None and plan.program is not None:
+        files = {RUNNER_FILE: RUNNER, plan.program: program}
+        build = []
     job = {
         "nonce": nonce,
-        "build": plan.build,
+        "build": build,
+        "cached": plan.program if program is not None else None,
+        "product": plan.program if key is not None and program is None else None,
         "build_timeout_s": BUILD_ALLOWANCE_S,
         "build_data_mb": max(BUILD_DATA_MB, limits.memory_mb),
         "run": {"argv": plan.run_argv, "env": plan.run_env},
@@ -95,21 +134,28 @@ def run_plan(
         "dirs": list(plan.dirs),
     }
     wall = wall_limit_s(limits, tests, test_timeout_s)
+    output_bytes = max(limits.output_bytes, 64 * 1024 + len(tests) * (4 * OUTPUT_CAP_BYTES + 4096))
+    if job["product"]:  # the program comes back too
+        output_bytes = collect_output_bytes(output_bytes)
     run_limits = SandboxLimits(
         wall_s=wall,
         cpu_s=limits.cpu_s if limits.cpu_s is not None else 2 * wall,
         memory_mb=0,  # compilers and the Go runtime reserve far more than they use
-        output_bytes=max(limits.output_bytes, 64 * 1024 + len(tests) * (4 * OUTPUT_CAP_BYTES + 4096)),
+        output_bytes=output_bytes,
         file_size_mb=limits.file_size_mb,
         processes=max(limits.processes, MIN_PROCESSES),
     )
     proc = sandbox.run(
         [sandbox.python, "-I", "-S", RUNNER_FILE],
-        files={RUNNER_FILE: RUNNER, **plan.files},
+        files=files,
         limits=run_limits,
         stdin=json.dumps(job).encode(),
+        collect=(plan.program,) if job["product"] and plan.program else (),
     )
     records = parse_lines(proc.stdout, prefix=f"BWR {nonce} ")
+    if builds is not None and key is not None and program is None and plan.program \
+            and records and records[0].get("build") == "ok":
+        builds.offer(key, proc.files.get(plan.program), records[0].get("sha256"))
     if not records and not proc.timed_out:
         stderr = proc.stderr.decode("utf-8", "replace")
         if "Traceback" in stderr:
@@ -223,7 +269,13 @@ def flag_suspicious(records: list[dict[str, Any]], solution: str) -> list[dict[s
 
 
 def usage_extra(records: list[dict[str, Any]]) -> dict[str, object]:
-    """``build_ms`` from the build line, for ``ExecutionResult.extra``."""
+    """``build_ms`` from the build line and ``build`` (``compiled``, or ``cached``: an earlier
+    sample's program ran), for ``ExecutionResult.extra``."""
     head = records[0] if records else {}
+    if head.get("build") != "ok":
+        return {}
+    extra: dict[str, object] = {"build": "cached" if head.get("cached") is True else "compiled"}
     value = head.get("build_ms")
-    return {"build_ms": value} if isinstance(value, int | float) else {}
+    if isinstance(value, int | float):
+        extra["build_ms"] = value
+    return extra

@@ -10,7 +10,11 @@ The job comes on stdin (JSON): ``nonce`` (the prefix of every result line: ``BWR
 ``timeout``), ``data_mb`` and ``stack_mb`` (RLIMIT_DATA and RLIMIT_STACK of every test process),
 ``output_cap`` (bytes of output kept per test), ``location`` (a regex with one group: the line
 of a crash in the generated source, read from a crashed test's output), ``crash_markers`` (line
-prefixes that explain a crash: ``panic:``, ``fatal error:``...) and ``dirs`` (folders to create).
+prefixes that explain a crash: ``panic:``, ``fatal error:``...), ``dirs`` (folders to create),
+``product`` (the program the build makes: its SHA-256 goes in the build record, taken before any
+test runs, so that the harness keeps for later samples only a program that no test rewrote) and
+``cached`` (the program is an earlier sample's, given as a file: no build, the file is made
+executable and the build record says ``"cached": true``).
 
 Each test process gets a fresh random token on stdin, a pipe as file descriptor 3 (its result
 channel) and another pipe as stdout and stderr (its output). The test program writes one line
@@ -256,7 +260,37 @@ def build(job: dict[str, Any], workdir: str) -> dict[str, object]:
         if child.exit_code() != 0:
             return {"build": "error", "message": log, "exit": child.exit_code(),
                     "death": child.death()}
-    return {"build": "ok", "build_ms": (time.monotonic() - started) * 1000}
+    head: dict[str, object] = {"build": "ok", "build_ms": (time.monotonic() - started) * 1000}
+    product = job.get("product")
+    if product:
+        sha = _sha256(str(product))
+        if sha is not None:
+            head["sha256"] = sha
+    return head
+
+
+def _sha256(path: str) -> str | None:
+    """The hex SHA-256 of the regular file ``path`` (never through a link), taken before any
+    test runs: the harness keeps the program for later samples only when the bytes it reads
+    back after the tests hash to this."""
+    import hashlib
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        h = hashlib.sha256()
+        while True:
+            chunk = os.read(fd, CHUNK)
+            if not chunk:
+                return h.hexdigest()
+            h.update(chunk)
+    finally:
+        os.close(fd)
 
 
 def verdict(child: Child, token: str, timeout: float, job: dict[str, Any], workdir: str
@@ -364,7 +398,10 @@ def main() -> None:
     workdir = os.getcwd()
     for folder in job.get("dirs", []):
         os.makedirs(folder, exist_ok=True)
-    head = build(job, workdir)
+    cached = job.get("cached")
+    if cached:  # an earlier sample's program of the same build, given as a file
+        os.chmod(str(cached), 0o700)
+    head: dict[str, object] = {"build": "ok", "cached": True} if cached else build(job, workdir)
     emit(head)
     if head["build"] != "ok":
         return

@@ -65,6 +65,7 @@ the rlimit fallback as root it can), and leftovers of a test's process group are
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from importlib import resources
 from typing import Any
@@ -72,6 +73,7 @@ from typing import Any
 from benchwright.errors import InfraError
 from benchwright.lang.artifact import Artifacts, made_in_sandbox
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
+from benchwright.lang.buildcache import BuildCache, build_key
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.native import (
     Plan,
@@ -137,6 +139,11 @@ _LITERALS = re.compile(
     re.S,
 )
 _FORBIDDEN = re.compile(r"\b(link_section|no_mangle|export_name|global_asm)\b")
+_UNREPRODUCIBLE = re.compile(
+    r"\b(?:include|include_str|include_bytes|env|option_env|asm|global_asm)\s*!|#\s*\[\s*path\b")
+"""What makes a program not follow from its source (anywhere in it, comments too): a file read
+at compile time, the compiler's environment, assembly (``.incbin``), a module's ``#[path]``.
+Such a sample is compiled every time; no program of it is kept."""
 _ERROR_HEAD = re.compile(r"(?m)^error(?:\[(E\d+)\])?: (.*)$")
 _NO_CRATE = re.compile(r"use of undeclared crate or module `(\w+)`|unresolved import `(\w+)`"
                        r"|can't find crate for `(\w+)`|no external crate `(\w+)`")
@@ -244,14 +251,19 @@ class RustLanguage(Language):
             statements.insert(0, ("returns Default::default()", "return Default::default();"))
         return brace_mutants(solution, signature, statements)
 
-    def __init__(self, driver_crate: bool = True) -> None:
+    def __init__(self, driver_crate: bool = True, build_cache: bool = True) -> None:
         self.driver_crate = driver_crate
         """Link the driver compiled once per sandbox (:data:`DRIVER_LIB`) into each sample
         (False: each sample compiles the driver again, the per-sample baseline)."""
         self._libs = Artifacts()
+        self.builds: BuildCache | None = BuildCache() if build_cache else None
+        """Test programs of earlier samples, for a later sample with the same build (None:
+        every sample is compiled, the per-sample baseline)."""
 
     def close(self) -> None:
         self._libs.clear()
+        if self.builds is not None:
+            self.builds.clear()
 
     def _driver_lib(self, sandbox: Sandbox, rustc: str) -> bytes | None:
         """The driver's crate, compiled in a sandbox call of its own (no model code in it) the
@@ -294,9 +306,15 @@ class RustLanguage(Language):
         if lib is not None:
             files[DRIVER_LIB] = lib
             extern = ["--extern", f"{DRIVER_CRATE}={DRIVER_LIB}"]
+        build = [{"argv": [rustc, *RUSTC_FLAGS, *extern, SOURCE], "env": {"TMPDIR": "{work}/.tmp"}}]
+        key = None
+        if self.builds is not None and not _UNREPRODUCIBLE.search(text):
+            key = build_key(sandbox.name, rustc, [json.dumps(build)], files)
         plan = Plan(
             files=files,
-            build=[{"argv": [rustc, *RUSTC_FLAGS, *extern, SOURCE], "env": {"TMPDIR": "{work}/.tmp"}}],
+            build=build,
+            program=BINARY,
+            key=key,
             run_argv=[f"./{BINARY}"],
             run_env={"RUST_BACKTRACE": "0"},
             data_mb=max(0, limits.memory_mb),
@@ -306,7 +324,8 @@ class RustLanguage(Language):
             dirs=(".tmp",),
         )
         proc, records = run_plan(sandbox, plan, tests, limits=limits,
-                                 test_timeout_s=test_timeout_s, language=self.name)
+                                 test_timeout_s=test_timeout_s, language=self.name,
+                                 builds=self.builds)
         head = records[0] if records else {}
         if head.get("build") in ("error", "timeout"):
             log = str(head.get("message") or "").strip() or f"rustc {head.get('death') or 'failed'}"

@@ -138,6 +138,10 @@ class Sandbox(abc.ABC):
     """Whether a :class:`Mount` can be shown at another path than the host's."""
     install_hint: str = ""
     """How to install what this backend needs, for error messages and ``benchwright doctor``."""
+    work_path: str | None = None
+    """The work folder's path as every command sees it (None: it differs from one command to
+    the next). A program that records where it was built (Go's file names) runs the same in a
+    later command only when this is set."""
 
     def unavailable(self) -> str | None:
         """Why this backend cannot run here (a missing program...), or None when it may.

@@ -282,6 +282,7 @@ class IsolatedSandbox(RlimitSandbox):
 
     isolation = "namespaces"
     remaps = True
+    work_path = INSIDE_WORK
     promised: frozenset[str] = frozenset(GUARANTEES)
     tools: tuple[str, ...] = ()
     """Host programs the backend needs."""
