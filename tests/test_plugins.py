@@ -49,7 +49,9 @@ PLUGIN_API = ["KINDS", "AgentContext", "AgentPreset", "Answer", "BenchwrightErro
               "Importer", "InfraError", "Kind", "Language", "Measurement", "Plugin", "PluginError",
               "PluginFailure", "ProcessResult", "Provider", "ProviderError", "Record", "Registry",
               "SampleContext", "Sandbox", "SandboxLimits", "Scorer", "ScorerBase", "ScorerContext",
-              "ScorerResult", "Session", "TestOutcome", "TestSpec", "UserError", "registry"]
+              "ScorerResult", "Session", "TestOutcome", "TestSpec", "UserError", "registry",
+              "CompareFormat", "ComparisonResult", "ExportFormat", "ReportFormat", "RunFolder",
+              "SkippedLines"]
 
 
 def test_the_plugin_api_is_pinned_and_holds_every_kinds_base_class() -> None:
@@ -110,6 +112,84 @@ def test_a_third_party_criterion_runs_in_the_pipeline(tmp_path: Path, bw: Runner
 
     without = bw("run", "configs/lines.yaml", cwd=ws)
     assert without.returncode == 2 and "line-count" in without.stderr
+
+
+FORMATS_PLUGIN = '''
+from benchwright.plugin import CompareFormat, ExportFormat, ReportFormat
+
+
+class TapExport(ExportFormat):
+    """TAP: one line per record."""
+
+    name = "tap"
+    suffix = ".tap"
+
+    def export(self, folder, skipped):
+        records = list(folder.records(skipped))
+        lines = [f"1..{len(records)}"]
+        for i, r in enumerate(records, 1):
+            ok = "ok" if r.verdict == "pass" else "not ok"
+            lines.append(f"{ok} {i} - {r.task} {r.model} {r.criterion}")
+        return "\\n".join(lines) + "\\n"
+
+
+class CountReport(ReportFormat):
+    """How many models and criteria a summary has."""
+
+    name = "count"
+
+    def report(self, summary, *, power=False, width=None):
+        return f"models: {len(summary.get('models') or [])}\\n"
+
+
+class FlipsCompare(CompareFormat):
+    """How many tasks flipped."""
+
+    name = "flips"
+
+    def compare(self, result, *, width=None):
+        return f"regressions: {len(result.regressions)}, fixes: {len(result.fixes)}\\n"
+
+
+def register(reg):
+    reg.add("export-format", "tap", TapExport)
+    reg.add("report-format", "count", CountReport)
+    reg.add("compare-format", "flips", FlipsCompare)
+'''
+
+
+def test_third_party_export_report_and_compare_formats_are_listed_and_used(
+        tmp_path: Path, bw: Runner) -> None:
+    site = tmp_path / "site"
+    install(site, "bw-formats", "bw_formats", FORMATS_PLUGIN, "bw_formats:register")
+    env = {"PYTHONPATH": str(site)}
+    for kind, name in (("export-formats", "tap"), ("report-formats", "count"),
+                       ("compare-formats", "flips")):
+        listed = bw("list", kind, env=env)
+        assert listed.returncode == 0 and name in listed.stdout and "bw_formats" in listed.stdout
+        builtin = bw("list", kind)
+        assert "json" in builtin.stdout and name not in builtin.stdout
+    ws = tmp_path / "ws"
+    assert bw("init", ws).returncode == 0
+    (ws / "configs" / "one.yaml").write_text(
+        "version: 1\ntask_sources: [tasks/basics.yaml]\nlanguages: [python]\nllms: [reference]\n"
+        "criteria: [unit-test]\n")
+    for _ in range(2):
+        assert bw("run", "configs/one.yaml", cwd=ws).returncode == 0
+    tap = bw("export", "latest", "--format", "tap", cwd=ws, env=env)
+    assert tap.returncode == 0, tap.stderr
+    lines = tap.stdout.splitlines()
+    assert lines[0].startswith("1..") and int(lines[0][3:]) == len(lines) - 1 > 0
+    assert all(re.fullmatch(r"(ok|not ok) \d+ - \S+ reference \S+", line) for line in lines[1:])
+    count = bw("report", "latest", "--format", "count", cwd=ws, env=env)
+    assert count.returncode == 0 and count.stdout == "models: 1\n", count.stderr
+    runs = sorted(p.name for p in (ws / "results").iterdir() if p.is_dir())
+    flips = bw("compare", runs[0], runs[1], "--format", "flips", cwd=ws, env=env)
+    assert flips.returncode == 0 and flips.stdout == "regressions: 0, fixes: 0\n", flips.stderr
+    # without the package: an error naming the installed formats, nothing else written
+    missing = bw("export", "latest", "--format", "tap", cwd=ws)
+    assert missing.returncode == 2 and "no export-format named 'tap'" in missing.stderr
+    assert "json" in missing.stderr and not missing.stdout
 
 
 BROKEN = PLUGIN.replace("def register(reg):", "def register(reg):\n    reg.add(\"criterion\", \"half-done\", LineCount)\n"

@@ -32,6 +32,9 @@ def register(reg: Registry) -> None:
     from benchwright.model.openai_compat import OpenAICompatibleProvider
     from benchwright.model.reference import ReferenceProvider
     from benchwright.model.replay import ReplayProvider
+    from benchwright.results.compare import COMPARE_FORMATS
+    from benchwright.results.export import EXPORT_FORMATS
+    from benchwright.results.report import REPORT_FORMATS
     from benchwright.run.executor import LocalExecutor
     from benchwright.sandbox.bwrap import BwrapSandbox
     from benchwright.sandbox.rlimit import RlimitSandbox
@@ -58,6 +61,12 @@ def register(reg: Registry) -> None:
     reg.add("sandbox", "rlimit", RlimitSandbox)
     for preset in PRESETS:
         reg.add("agent-preset", preset.name, preset)
+    for export_format in EXPORT_FORMATS:
+        reg.add("export-format", export_format.name, export_format)
+    for report_format in REPORT_FORMATS:
+        reg.add("report-format", report_format.name, report_format)
+    for compare_format in COMPARE_FORMATS:
+        reg.add("compare-format", compare_format.name, compare_format)
     for scorer in SCORERS:
         reg.add("scorer", scorer.type, scorer)
     reg.add("executor", "local", LocalExecutor, "this machine: a process per core, asyncio for generation")

@@ -33,12 +33,22 @@ from benchwright.importers.base import Importer, ImportRequest
 from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSpec
 from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
 from benchwright.registry import KINDS, Kind, Plugin, PluginFailure, Registry, registry
+from benchwright.results.compare import ComparisonResult
+from benchwright.results.formats import CompareFormat, ExportFormat, ReportFormat
 from benchwright.results.record import Generation, Record
+from benchwright.run.folder import RunFolder
+from benchwright.run.jsonl import SkippedLines
 from benchwright.run.executor import Executor
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits, Session
 
 __all__ = [
     "KINDS",
+    "CompareFormat",
+    "ComparisonResult",
+    "ExportFormat",
+    "ReportFormat",
+    "RunFolder",
+    "SkippedLines",
     "AgentContext",
     "AgentPreset",
     "Answer",

@@ -39,15 +39,17 @@ if TYPE_CHECKING:
     from benchwright.importers.base import Importer
     from benchwright.lang.base import Language
     from benchwright.model.base import Provider
+    from benchwright.results.formats import CompareFormat, ExportFormat, ReportFormat
     from benchwright.run.executor import Executor
     from benchwright.sandbox.base import Sandbox
 
 log = logging.getLogger(__name__)
 
 Kind = Literal["criterion", "provider", "language", "sandbox", "scorer", "executor", "importer",
-               "agent-preset"]
+               "agent-preset", "export-format", "report-format", "compare-format"]
 KINDS: tuple[Kind, ...] = ("criterion", "provider", "language", "sandbox", "scorer", "executor",
-                           "agent-preset", "importer")
+                           "agent-preset", "importer", "export-format", "report-format",
+                           "compare-format")
 
 BASES: dict[Kind, str] = {
     "criterion": "benchwright.criteria.base:Criterion",
@@ -58,6 +60,9 @@ BASES: dict[Kind, str] = {
     "executor": "benchwright.run.executor:Executor",
     "importer": "benchwright.importers.base:Importer",
     "agent-preset": "benchwright.agents.preset:AgentPreset",
+    "export-format": "benchwright.results.formats:ExportFormat",
+    "report-format": "benchwright.results.formats:ReportFormat",
+    "compare-format": "benchwright.results.formats:CompareFormat",
 }
 """The base class a plug-in of each kind subclasses (``module:Class``): what :meth:`Registry.create`
 returns and checks. Named, not imported, here: the registry sits below every package that
@@ -187,6 +192,13 @@ class Registry:
     def create(self, kind: Literal["importer"], name: str, /, **kwargs: Any) -> Importer: ...
     @overload
     def create(self, kind: Literal["agent-preset"], name: str, /, **kwargs: Any) -> AgentPreset: ...
+    @overload
+    def create(self, kind: Literal["export-format"], name: str, /, **kwargs: Any) -> ExportFormat: ...
+    @overload
+    def create(self, kind: Literal["report-format"], name: str, /, **kwargs: Any) -> ReportFormat: ...
+    @overload
+    def create(self, kind: Literal["compare-format"], name: str, /, **kwargs: Any
+               ) -> CompareFormat: ...
 
     def create(self, kind: Kind, name: str, /, **kwargs: Any) -> object:
         """Call the factory of ``kind``/``name`` with ``kwargs`` (its configuration).

@@ -4,6 +4,7 @@ real run folders."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -116,5 +117,6 @@ def test_formats(runs: tuple[RunFolder, RunFolder]) -> None:
 
 
 def test_unknown_format(runs: tuple[RunFolder, RunFolder]) -> None:
-    with pytest.raises(UserError, match="table, json, markdown"):
+    with pytest.raises(UserError, match=re.escape("no compare-format named 'csv' is installed "
+                                                  "(known: json, markdown, table)")):
         compare_text(compare(*runs), "csv")

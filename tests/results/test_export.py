@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -143,5 +144,6 @@ def test_summary_computed_when_missing(tmp_path: Path) -> None:
 
 
 def test_unknown_format(folder: RunFolder) -> None:
-    with pytest.raises(UserError, match="json, csv, junit, markdown"):
+    with pytest.raises(UserError, match=re.escape("no export-format named 'xlsx' is installed "
+                                                  "(known: csv, json, junit, markdown)")):
         export(folder, "xlsx")

@@ -370,7 +370,9 @@ def _warn_skipped(folder: Path, skipped: Any) -> None:
 @app.command()
 def report(
     run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")] = "latest",
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, json, markdown or csv.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="A report format: table, json, markdown, "
+                                      "csv, or one a plug-in adds ('benchwright list "
+                                      "report-formats').")] = "table",
     power: Annotated[bool, typer.Option("--power", help=(
         "Add how many tasks a 5 or 10 point difference in pass rate would need (table, markdown; "
         "json always has it)."))] = False,
@@ -381,22 +383,23 @@ def report(
 ) -> None:
     """The model x criterion table of a run, every mean with its standard error and 95 % interval
     (with --tasks: its model x task matrix)."""
-    from benchwright.results.report import report_renderables, report_text
+    from benchwright.registry import registry
 
     folder, summary = _summary(_ws(workspace), run_id)
     if tasks:
         _report_tasks(folder, fmt)
         return
-    if fmt == "table":
-        for part in report_renderables(summary, power):
+    report = registry.create("report-format", fmt)
+    parts = report.renderables(summary, power=power)
+    if parts is not None:
+        for part in parts:
             _show(part)
     else:
-        sys.stdout.write(report_text(summary, fmt, power=power))
+        sys.stdout.write(report.report(summary, power=power))
 
 
 def _report_tasks(folder: Any, fmt: str) -> None:
     from benchwright.results import tasks as per_task
-    from benchwright.results.report import FORMATS
 
     rows = per_task.samples_of(folder.records())
     writers = {"markdown": per_task.tasks_markdown, "csv": per_task.tasks_csv, "json": per_task.tasks_json}
@@ -406,13 +409,15 @@ def _report_tasks(folder: Any, fmt: str) -> None:
     elif fmt in writers:
         sys.stdout.write(writers[fmt](rows))
     else:
-        raise UserError(f"unknown report format {fmt!r}: use one of {', '.join(FORMATS)}")
+        raise UserError(f"report --tasks --format {fmt}: use one of table, {', '.join(writers)}")
 
 
 @app.command()
 def export(
     run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")] = "latest",
-    fmt: Annotated[str, typer.Option("--format", "-f", help="junit, json, csv or markdown.")] = "json",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="An export format: junit, json, csv, "
+                                      "markdown, or one a plug-in adds ('benchwright list "
+                                      "export-formats').")] = "json",
     output: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (default: stdout).")] = None,
     per: Annotated[str | None, typer.Option(
         "--per", help="csv: a row per 'sample' (outcome, tests passed, first failure; the default) or per "
@@ -448,24 +453,28 @@ def export(
 def compare(
     run_a: Annotated[str, typer.Argument(help="Baseline run.")],
     run_b: Annotated[str, typer.Argument(help="Run to compare with it.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, json or markdown.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="A compare format: table, json, markdown, "
+                                      "or one a plug-in adds ('benchwright list "
+                                      "compare-formats').")] = "table",
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Compare two runs: per model and criterion, and the tasks that flipped."""
+    from benchwright.registry import registry
     from benchwright.results.compare import compare as do_compare
-    from benchwright.results.compare import compare_renderables, compare_text
     from benchwright.run.folder import RunFolder
 
     ws = _ws(workspace)
+    shape = registry.create("compare-format", fmt)
     folders = {"a": RunFolder(ws.run_dir(run_a)), "b": RunFolder(ws.run_dir(run_b))}
     result = do_compare(folders["a"], folders["b"])
     for side, skipped in result.skipped_lines.items():
         _warn_skipped(folders[side].path, skipped)
-    if fmt == "table":
-        for part in compare_renderables(result):
+    parts = shape.renderables(result)
+    if parts is not None:
+        for part in parts:
             _show(part)
     else:
-        sys.stdout.write(compare_text(result, fmt))
+        sys.stdout.write(shape.compare(result))
 
 
 @app.command("import")

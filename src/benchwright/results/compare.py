@@ -24,7 +24,7 @@ Two parts:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -32,8 +32,8 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from benchwright.errors import UserError
 from benchwright.results.export import folder_summary
+from benchwright.results.formats import CompareFormat
 from benchwright.results.report import (
     NONE,
     Row,
@@ -47,8 +47,6 @@ from benchwright.results.stats import PairedDifference, paired_difference
 from benchwright.results.summary import NOT_COUNTED, higher_is_better
 from benchwright.run.folder import RunFolder
 from benchwright.run.jsonl import SkippedLines
-
-FORMATS = ("table", "json", "markdown")
 
 Presence = Literal["both", "only_a", "only_b"]
 TaskKey = tuple[str, str, str, str]
@@ -487,12 +485,44 @@ def compare_markdown(result: ComparisonResult) -> str:
 
 
 def compare_text(result: ComparisonResult, fmt: str, width: int | None = None) -> str:
-    """The comparison as ``json``, ``markdown`` or plain-text ``table``."""
-    if fmt == "json":
-        return json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    if fmt == "markdown":
-        return compare_markdown(result)
-    if fmt == "table":
+    """The comparison in the installed compare format ``fmt`` (benchwright's: ``table``,
+    ``json``, ``markdown``); a :class:`~benchwright.errors.PluginNotFound` naming the
+    installed ones for any other."""
+    from benchwright.registry import registry
+
+    return registry.create("compare-format", fmt).compare(result, width=width)
+
+
+class TableCompare(CompareFormat):
+    """The deltas and the flipped tasks as plain text (in colour on a terminal)."""
+
+    name = "table"
+
+    def compare(self, result: ComparisonResult, *, width: int | None = None) -> str:
         return render_plain(compare_renderables(result), width)
-    raise UserError(f"unknown compare format {fmt!r}: use one of {', '.join(FORMATS)}")
+
+    def renderables(self, result: ComparisonResult) -> Sequence[RenderableType]:
+        return compare_renderables(result)
+
+
+class JsonCompare(CompareFormat):
+    """The comparison as JSON: every delta with its paired interval, every flip."""
+
+    name = "json"
+
+    def compare(self, result: ComparisonResult, *, width: int | None = None) -> str:
+        return json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+class MarkdownCompare(CompareFormat):
+    """The comparison as Markdown (a pull-request comment)."""
+
+    name = "markdown"
+
+    def compare(self, result: ComparisonResult, *, width: int | None = None) -> str:
+        return compare_markdown(result)
+
+
+COMPARE_FORMATS: tuple[type[CompareFormat], ...] = (TableCompare, JsonCompare, MarkdownCompare)
+"""benchwright's own compare formats (registered like any plug-in's)."""
 

@@ -31,14 +31,12 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Any
 
-from benchwright.errors import UserError
+from benchwright.results.formats import ExportFormat
 from benchwright.results.record import Record
 from benchwright.results.report import report_text
 from benchwright.results.summary import summarize_folder
 from benchwright.run.folder import RECORDS_FILE, RecordsScan, RunFolder
 from benchwright.run.jsonl import SkippedLines
-
-FORMATS = ("json", "csv", "junit", "markdown")
 
 SPEC_KEYS = (
     "run_id", "execution_id", "task_source", "task", "language", "model", "sample", "criterion",
@@ -62,20 +60,60 @@ def folder_summary(folder: RunFolder) -> dict[str, Any]:
 
 
 def export(folder: RunFolder, fmt: str, skipped: SkippedLines | None = None) -> str:
-    """The run in ``fmt`` (one of :data:`FORMATS`); a :class:`UserError` for any other. The
-    lines of ``records.jsonl`` that could not be read are added to ``skipped``."""
+    """The run in the installed export format ``fmt`` (benchwright's: ``json``, ``csv``,
+    ``junit``, ``markdown``); a :class:`~benchwright.errors.PluginNotFound` naming the
+    installed ones for any other. The lines of ``records.jsonl`` that could not be read are
+    added to ``skipped``."""
+    from benchwright.registry import registry
+
     skipped = skipped if skipped is not None else SkippedLines()
-    if fmt == "junit":
-        return export_junit(folder, skipped)
-    if fmt == "json":
+    return registry.create("export-format", fmt).export(folder, skipped)
+
+
+class JsonExport(ExportFormat):
+    """The manifest, the summary and every record, as one JSON document."""
+
+    name = "json"
+    suffix = ".json"
+
+    def export(self, folder: RunFolder, skipped: SkippedLines) -> str:
         return export_json(folder, skipped)
-    if fmt == "csv":
+
+
+class CsvExport(ExportFormat):
+    """One row per record, every field (the standard keys first)."""
+
+    name = "csv"
+    suffix = ".csv"
+
+    def export(self, folder: RunFolder, skipped: SkippedLines) -> str:
         return export_csv(folder, skipped)
-    if fmt == "markdown":
+
+
+class JunitExport(ExportFormat):
+    """JUnit XML: a test suite per model, a test case per task x criterion (for CI)."""
+
+    name = "junit"
+    suffix = ".xml"
+
+    def export(self, folder: RunFolder, skipped: SkippedLines) -> str:
+        return export_junit(folder, skipped)
+
+
+class MarkdownExport(ExportFormat):
+    """The summary's tables as Markdown."""
+
+    name = "markdown"
+    suffix = ".md"
+
+    def export(self, folder: RunFolder, skipped: SkippedLines) -> str:
         summary = folder_summary(folder)
         skipped.extend(SkippedLines.model_validate(summary.get("skipped_lines") or {}))
         return report_text(summary, "markdown")
-    raise UserError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
+
+
+EXPORT_FORMATS: tuple[type[ExportFormat], ...] = (JsonExport, CsvExport, JunitExport, MarkdownExport)
+"""benchwright's own export formats (registered like any plug-in's)."""
 
 
 # -- json --------------------------------------------------------------------------------------

@@ -28,12 +28,9 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from benchwright.errors import UserError
+from benchwright.results.formats import ReportFormat
 from benchwright.results.reasons import notes as reason_notes
 from benchwright.run.jsonl import SkippedLines
-
-FORMATS = ("table", "json", "markdown", "csv")
-"""Every format :func:`report_text` accepts (``table`` renders the rich tables as plain text)."""
 
 MISSED = "✗"
 NONE = "\u2013"
@@ -617,14 +614,57 @@ def render_plain(renderables: Sequence[RenderableType], width: int | None = None
 
 
 def report_text(summary: dict[str, Any], fmt: str, width: int | None = None, power: bool = False) -> str:
-    """The summary as ``json`` (the summary itself, which holds the power estimate), ``markdown``,
-    ``csv`` or plain-text ``table``; ``power`` adds the power table to ``markdown`` and ``table``."""
-    if fmt == "json":
-        return json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n"
-    if fmt == "markdown":
-        return report_markdown(summary, power)
-    if fmt == "csv":
-        return report_csv(summary)
-    if fmt == "table":
+    """The summary in the installed report format ``fmt`` (benchwright's: ``table``, ``json``,
+    ``markdown``, ``csv``); a :class:`~benchwright.errors.PluginNotFound` naming the installed
+    ones for any other."""
+    from benchwright.registry import registry
+
+    return registry.create("report-format", fmt).report(summary, power=power, width=width)
+
+
+class TableReport(ReportFormat):
+    """The model x criterion tables as plain text (in colour on a terminal)."""
+
+    name = "table"
+
+    def report(self, summary: dict[str, Any], *, power: bool = False,
+               width: int | None = None) -> str:
         return render_plain(report_renderables(summary, power), width)
-    raise UserError(f"unknown report format {fmt!r}: use one of {', '.join(FORMATS)}")
+
+    def renderables(self, summary: dict[str, Any], *, power: bool = False
+                    ) -> Sequence[RenderableType]:
+        return report_renderables(summary, power)
+
+
+class JsonReport(ReportFormat):
+    """The summary itself as JSON (it holds the power estimate)."""
+
+    name = "json"
+
+    def report(self, summary: dict[str, Any], *, power: bool = False,
+               width: int | None = None) -> str:
+        return json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+class MarkdownReport(ReportFormat):
+    """The tables as Markdown (a pull-request comment, a README)."""
+
+    name = "markdown"
+
+    def report(self, summary: dict[str, Any], *, power: bool = False,
+               width: int | None = None) -> str:
+        return report_markdown(summary, power)
+
+
+class CsvReport(ReportFormat):
+    """One row per figure and one column per model."""
+
+    name = "csv"
+
+    def report(self, summary: dict[str, Any], *, power: bool = False,
+               width: int | None = None) -> str:
+        return report_csv(summary)
+
+
+REPORT_FORMATS: tuple[type[ReportFormat], ...] = (TableReport, JsonReport, MarkdownReport, CsvReport)
+"""benchwright's own report formats (registered like any plug-in's)."""
