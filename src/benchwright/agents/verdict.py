@@ -32,15 +32,13 @@ import json
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ruamel.yaml import YAML
-
 from benchwright.agents.evidence import Evidence, ScorerRow
-from benchwright.criteria.judge import FENCE, key_of  # one fence pattern for every judge's answer
 from benchwright.model.judge import Judge, JudgeReply
+from benchwright.model.judge_answer import answer_mappings, key_of
 
 # -- budgets (characters) --------------------------------------------------------------------
 
@@ -403,14 +401,11 @@ _ALIASES = {
     "claims": "fact_check",
 }
 _RUBRIC_KEYS = frozenset({*SCORE_KEYS, "verdict"})
-_LINE = re.compile(r"^[\s>*#`-]*\**([A-Za-z][A-Za-z0-9 _-]*?)\**\s*[:=]\s*(.*?)\s*$")
 _SCORE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*(?:(?:/|out of|of)\s*(\d+))?(?!\d|\.\d)")
-_BLOCK_STARTS = ("", ">", ">-", "|", "|-")
-_yaml = YAML(typ="safe", pure=True)
 
 
 def _key(name: Any) -> str:
-    key = key_of(re.sub(r"[*`#>]+", " ", str(name)))
+    key = key_of(name)
     return _ALIASES.get(key, key)
 
 
@@ -529,77 +524,6 @@ def _from_mapping(data: dict[Any, Any]) -> Verdict | str:
                    _claims(d.get("fact_check")))
 
 
-def _load(text: str) -> Any:
-    """``text`` as JSON, else as YAML; ``None`` when it is neither."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    try:
-        return _yaml.load(text)
-    except Exception:  # ruamel raises many kinds for arbitrary prose; unusable either way
-        return None
-
-
-def _loose(text: str) -> dict[str, Any]:
-    """``key: value`` lines anywhere (markdown around them allowed), for answers that are not
-    valid YAML (an unquoted ``reasoning: a: b``); an indented block after ``key:`` (a folded
-    reasoning, the fact-check list) is taken with it."""
-    out: dict[str, Any] = {}
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        m = _LINE.match(lines[i])
-        i += 1
-        if not m or lines[i - 1][:1].isspace():
-            continue
-        key, value = _key(m.group(1)), m.group(2)
-        block: list[str] = []
-        if value in _BLOCK_STARTS:  # a block follows: indented lines, or a list
-            while i < len(lines) and (not lines[i].strip() or lines[i][:1].isspace()
-                                      or lines[i].startswith("- ")):
-                block.append(lines[i])
-                i += 1
-        if key in out:
-            continue
-        if key == "fact_check":
-            out[key] = _load("\n".join(block) if block else value)
-        elif block:
-            out[key] = " ".join(b.strip() for b in block if b.strip())
-        else:
-            out[key] = value.strip().strip("*`").strip("\"'")
-    return out
-
-
-def _embedded_yaml(text: str) -> str | None:
-    """The lines from the first rubric key to the last line that looks like YAML."""
-    lines = text.splitlines()
-    first = next((i for i, line in enumerate(lines)
-                  if (m := _LINE.match(line)) and _key(m.group(1)) in _RUBRIC_KEYS), None)
-    if first is None:
-        return None
-    last = first
-    for i in range(first, len(lines)):
-        line = lines[i]
-        if _LINE.match(line) or line[:1].isspace() or line.lstrip().startswith("- "):
-            last = i
-    return "\n".join(lines[first:last + 1])
-
-
-def _candidates(text: str) -> Iterator[Any]:
-    for m in FENCE.finditer(text):
-        yield _load(m.group(2))
-        yield _loose(m.group(2))
-    yield _load(text)
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        yield _load(text[start:end + 1])
-    embedded = _embedded_yaml(text)
-    if embedded is not None:
-        yield _load(embedded)
-    yield _loose(text)
-
-
 def read_verdict(text: str) -> tuple[Verdict | None, str]:
     """The verdict in a judge's answer and ``""``, or ``None`` and why there is none.
 
@@ -612,9 +536,7 @@ def read_verdict(text: str) -> tuple[Verdict | None, str]:
     score is guessed or clamped).
     """
     why = ""
-    for data in _candidates(text):
-        if not isinstance(data, dict):
-            continue
+    for _found, data in answer_mappings(text, lambda key, _value: _key(key) in _RUBRIC_KEYS):
         got = _from_mapping(data)
         if isinstance(got, Verdict):
             return got, ""

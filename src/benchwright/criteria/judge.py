@@ -13,12 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from benchwright.criteria.base import Criterion, Measurement, SampleContext
 from benchwright.errors import InfraError, UserError
 from benchwright.model.judge import JudgeReply
+from benchwright.model.judge_answer import answer_mappings, key_of
 from benchwright.task.render import render_judge_prompt
 
 SCALE = (0.0, 10.0)
@@ -43,25 +41,17 @@ explanation (one line).
 NO_JUDGE = ("the execution config names no judge model: add `llm-judge: provider/model` to it "
             "(see docs/criteria.md#llm-judge-code-quality)")
 
-FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[^\n]*\n(.*?)```", re.S)
-_PAIR = re.compile(
-    r"^[\s>*#`-]*\**([A-Za-z][A-Za-z0-9 _-]*?)\**\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*10\b)?",
-    re.M)
-_yaml = YAML(typ="safe", pure=True)
-
-
-def key_of(name: str) -> str:
-    """``Code Quality`` / ``code-quality`` -> ``code_quality``."""
-    return re.sub(r"[\s-]+", "_", name.strip().lower())
+_NUMBER = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:/\s*10\b)?(?!\d|\.\d)")
 
 
 def _number(value: Any) -> float | None:
+    """A score written ``7``, ``7.5``, ``7/10`` (words after it allowed: ``9/10 - works``)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
-        m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*10)?\s*", value)
+        m = _NUMBER.match(value.strip("*` "))
         if m:
             return float(m.group(1))
     return None
@@ -82,38 +72,17 @@ def _mapping_scores(data: Any) -> dict[str, float]:
     return out
 
 
-def _yaml_scores(text: str) -> dict[str, float]:
-    try:
-        return _mapping_scores(_yaml.load(text))
-    except YAMLError:
-        return {}
-
-
 def parse_scores(text: str) -> tuple[dict[str, float], str]:
-    """The scores in a judge's answer, and how they were found.
-
-    Tried in order: each fenced block (```yaml or any), the whole answer as YAML, the lines
-    from the first to the last ``key: number`` line as YAML (prose around a YAML block), and
-    last ``key: number`` pairs anywhere (``**Code quality**: 7/10`` included). Keys are
-    normalised (:func:`key_of`); a value may be written ``7``, ``7.5`` or ``7/10``.
-    Returns ``({}, "none")`` when nothing was found.
+    """The scores in a judge's answer, and where they were found (``fenced``, ``yaml``,
+    ``braces``, ``embedded`` or ``pairs``: see
+    :func:`~benchwright.model.judge_answer.answer_mappings`; the embedded YAML starts at the
+    first ``key: number`` line). Keys are normalised (:func:`key_of`); a value may be written
+    ``7``, ``7.5`` or ``7/10``. Returns ``({}, "none")`` when nothing was found.
     """
-    for m in FENCE.finditer(text):
-        scores = _yaml_scores(m.group(2))
+    for found, data in answer_mappings(text, lambda _key, value: _number(value) is not None):
+        scores = _mapping_scores(data)
         if scores:
-            return scores, "fenced"
-    scores = _yaml_scores(text)
-    if scores:
-        return scores, "yaml"
-    lines = text.splitlines()
-    hits = [i for i, line in enumerate(lines) if _PAIR.match(line)]
-    if hits:
-        scores = _yaml_scores("\n".join(lines[hits[0]:hits[-1] + 1]))
-        if scores:
-            return scores, "embedded"
-    pairs = {key_of(m.group(1)): float(m.group(2)) for m in _PAIR.finditer(text)}
-    if pairs:
-        return pairs, "pairs"
+            return scores, found
     return {}, "none"
 
 
