@@ -41,6 +41,9 @@ EXPECTED = {  # task -> (code_quality, comment_quality, solution_correctness)
      "pairs"),
     ("evaluation:\n  code_quality: '8/10'\n  comment-quality: 4.5\n", {"code_quality": 8, "comment_quality": 4.5},
      "yaml"),
+    ('My scores: {"code_quality": 8, "solution_correctness": 9}. Done.',
+     {"code_quality": 8, "solution_correctness": 9}, "braces"),
+    ("```json\n{\"code_quality\": 4}\n```", {"code_quality": 4}, "fenced"),
     (GARBAGE, {}, "none"),
     ("code_quality: excellent", {}, "none"),
 ])
