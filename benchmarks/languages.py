@@ -17,9 +17,10 @@ whether every test case got the same verdict on both paths. Usage::
 
 The baselines (a fresh compiler and process a sample): Python without its fork server (a fresh
 interpreter a sample), Java without its javac server (``javac`` then ``java`` in one sandbox call
-a sample), C++ without precompiled headers, Go with a cold build cache and a full link, Rust
-compiling its driver into every sample, TypeScript loading the compiler in every sample's node.
-C, JavaScript and Bash have one path only, printed once. The "distinct" rows make every copy
+a sample), C and C++ compiling every sample (no kept program of an earlier sample; C++ also
+without precompiled headers), Go with a cold build cache, a full link and no kept program, Rust
+compiling its driver into every sample and every sample, TypeScript loading the compiler in
+every sample's node. JavaScript and Bash have one path only, printed once. The "distinct" rows make every copy
 differ by a comment line at its end, so that no cache of an earlier compile answers. Warm servers start inside the timing (``close()`` after each repeat). No
 figure here is asserted by a test.
 """
