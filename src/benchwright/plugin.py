@@ -36,26 +36,23 @@ from benchwright.registry import KINDS, Kind, Plugin, PluginFailure, Registry, r
 from benchwright.results.compare import ComparisonResult
 from benchwright.results.formats import CompareFormat, ExportFormat, ReportFormat
 from benchwright.results.record import Generation, Record
+from benchwright.run.executor import Executor
 from benchwright.run.folder import RunFolder
 from benchwright.run.jsonl import SkippedLines
-from benchwright.run.executor import Executor
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits, Session
 
 __all__ = [
     "KINDS",
-    "CompareFormat",
-    "ComparisonResult",
-    "ExportFormat",
-    "ReportFormat",
-    "RunFolder",
-    "SkippedLines",
     "AgentContext",
     "AgentPreset",
     "Answer",
     "BenchwrightError",
+    "CompareFormat",
+    "ComparisonResult",
     "Criterion",
     "ExecutionResult",
     "Executor",
+    "ExportFormat",
     "Generation",
     "GenerationRequest",
     "ImportRequest",
@@ -72,6 +69,8 @@ __all__ = [
     "ProviderError",
     "Record",
     "Registry",
+    "ReportFormat",
+    "RunFolder",
     "SampleContext",
     "Sandbox",
     "SandboxLimits",
@@ -80,6 +79,7 @@ __all__ = [
     "ScorerContext",
     "ScorerResult",
     "Session",
+    "SkippedLines",
     "TestOutcome",
     "TestSpec",
     "UserError",

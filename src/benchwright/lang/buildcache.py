@@ -21,11 +21,12 @@ copy of the bytes in its own work folder.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 __all__ = ["BuildCache", "build_key", "collect_output_bytes", "digest"]
 
@@ -108,6 +109,18 @@ class BuildCache:
         making.wait(WAIT_S if wait_s is None else wait_s)
         with self._lock:
             return self._lookup(key)
+
+    @contextlib.contextmanager
+    def lookup(self, key: str | None) -> Iterator[bytes | None]:
+        """The kept program of ``key`` (:meth:`get`), for a block that builds it when there is
+        none (and :meth:`offer`s it): the samples waiting for it are woken when the block ends,
+        whatever happens in it. A None key has no program."""
+        program = self.get(key) if key is not None else None
+        try:
+            yield program
+        finally:
+            if key is not None and program is None:
+                self.release(key)  # a no-op once offered
 
     def _lookup(self, key: str) -> bytes | None:
         program = self._programs.get(key)

@@ -89,6 +89,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -455,13 +456,9 @@ class _CFamily(Language):
             # keyed by the source without a precompiled header: with one it is the same program
             key = build_key(sandbox.name, compiler, compile_argv,
                             {f"bw_tests{ext}": plain.encode(), **driver})
-        program = self.builds.get(key) if self.builds is not None and key is not None else None
-        try:
+        with self.builds.lookup(key) if self.builds is not None else nullcontext() as program:
             return self._run(sandbox, layout, program, key, plain, compile_argv, driver, judge,
                              job, nonce, timeouts, limits)
-        finally:
-            if program is None and key is not None and self.builds is not None:
-                self.builds.release(key)  # a no-op once offered
 
     def _run(self, sandbox: Sandbox, layout: _Layout, program: bytes | None, key: str | None,
              plain: str, compile_argv: list[str], driver: dict[str, bytes], judge: bytes,

@@ -9,6 +9,7 @@ each test reports (:class:`SourceMap`) and reads its compiler's messages.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -90,27 +91,14 @@ def run_plan(
         InfraError: the runner itself failed, or the build could not start.
     """
     key = plan.key if builds is not None and plan.program is not None else None
-    program = builds.get(key) if builds is not None and key is not None else None
-    try:
+    with builds.lookup(key) if builds is not None else contextlib.nullcontext() as program:
         return _run_plan(sandbox, plan, tests, limits=limits, test_timeout_s=test_timeout_s,
                          language=language, builds=builds, key=key, program=program)
-    finally:
-        if builds is not None and key is not None and program is None:
-            builds.release(key)  # a no-op once offered
 
 
-def _run_plan(
-    sandbox: Sandbox,
-    plan: Plan,
-    tests: list[TestSpec],
-    *,
-    limits: SandboxLimits,
-    test_timeout_s: float,
-    language: str,
-    builds: BuildCache | None,
-    key: str | None,
-    program: bytes | None,
-) -> tuple[ProcessResult, list[dict[str, Any]]]:
+def _run_plan(sandbox: Sandbox, plan: Plan, tests: list[TestSpec], *, limits: SandboxLimits,
+              test_timeout_s: float, language: str, builds: BuildCache | None, key: str | None,
+              program: bytes | None) -> tuple[ProcessResult, list[dict[str, Any]]]:
     nonce = secrets.token_hex(16)
     files = {RUNNER_FILE: RUNNER, **plan.files}
     build: list[dict[str, Any]] = plan.build
