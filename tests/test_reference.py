@@ -22,7 +22,8 @@ def test_the_page_is_what_the_models_say_and_every_key_is_described() -> None:
     text = PAGE.read_text(encoding="utf-8")
     named = [m.group(2) for m in MARKER.finditer(text)]
     assert {"benchwright.results.record:Record", "benchwright.results.record:Generation",
-            "benchwright.run.folder:Manifest"} <= set(named)
+            "benchwright.run.folder:Manifest", "benchwright.config.model:ExecConfig",
+            "benchwright.config.settings:Settings"} <= set(named)
     assert rewrite(text) == text, "run: python -m benchwright.reference docs/formats.md"
     for path in named:
         assert undocumented(model_of(path)) == [], path

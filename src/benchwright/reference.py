@@ -38,6 +38,8 @@ def model_of(path: str) -> type[BaseModel]:
 def _type(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type(args[0])
     if origin is typing.Literal:
         return " \\| ".join(f"`{a}`" for a in args)
     if origin in (typing.Union, types.UnionType):
@@ -48,8 +50,9 @@ def _type(annotation: Any) -> str:
     if origin is dict:
         return f"map of {_type(args[1])}" if len(args) == 2 else "map"
     if isinstance(annotation, type):
-        return {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}.get(
-            annotation.__name__, annotation.__name__)
+        return {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
+                "Path": "path", "date": "date (YYYY-MM-DD)"}.get(annotation.__name__,
+                                                                annotation.__name__)
     return str(annotation).replace("typing.", "")
 
 

@@ -17,8 +17,8 @@ class Strict(BaseModel):
 class Toggle(Strict):
     """A parameter or criterion switched on or off (the thesis's ``{name, enabled}``)."""
 
-    name: str = Field(min_length=1)
-    enabled: bool = True
+    name: str = Field(min_length=1, description="The parameter's or criterion's name.")
+    enabled: bool = Field(default=True, description="Whether it is on.")
 
 
 def _toggles(value: Any) -> Any:
@@ -39,12 +39,13 @@ class ModelSpec(Strict):
 
     id: str = Field(min_length=1, description="provider/model, or a bare id for the default provider")
     name: str | None = Field(default=None, description="Label in reports (defaults to id).")
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, gt=0)
-    top_p: float | None = Field(default=None, gt=0, le=1)
-    stop: list[str] | None = None
-    seed: int | None = None
-    system_prompt: str | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2,
+                                      description="Sampling temperature (unset: the service's).")
+    max_tokens: int | None = Field(default=None, gt=0, description="Most tokens of an answer.")
+    top_p: float | None = Field(default=None, gt=0, le=1, description="Nucleus sampling's top p.")
+    stop: list[str] | None = Field(default=None, description="Strings that end an answer.")
+    seed: int | None = Field(default=None, description="The service's sampling seed, where it has one.")
+    system_prompt: str | None = Field(default=None, description="A system message sent first.")
     api: Literal["auto", "chat", "completion"] = Field(
         default="auto",
         description="auto: chat for instruct tasks, the completion API for completion tasks; "
@@ -93,8 +94,10 @@ class Limits(Strict):
         default=1.0, gt=0, le=3600,
         description="The smallest limit golden_factor derives (seconds): tests of a few "
         "microseconds must not time out on a busy machine.")
-    memory_mb: int = Field(default=1024, ge=32)
-    output_bytes: int = Field(default=64 * 1024, ge=1024)
+    memory_mb: int = Field(default=1024, ge=32, description="Memory one sample's processes may "
+                           "use (MiB; a JVM's heap is sized from it).")
+    output_bytes: int = Field(default=64 * 1024, ge=1024, description="Output kept of one "
+                              "sample's run (bytes; the rest is cut and marked).")
     concurrency: int | None = Field(default=None, ge=1, description="Parallel executions (default: cores).")
 
 
@@ -165,24 +168,42 @@ class AgentSpec(Strict):
 class ExecConfig(Strict):
     """Which tasks, parameters, criteria and models a run uses."""
 
-    version: Version = 1
-    name: str | None = None
-    task_sources: StrList = Field(default_factory=list)
-    difficulties: StrList = Field(default_factory=list)
-    areas: StrList = Field(default_factory=list)
-    languages: StrList = Field(default_factory=list)
-    tags: StrList = Field(default_factory=list)
-    released_after: dt.date | None = None
-    parameters: Toggles = Field(default_factory=list)
-    criteria: Toggles = Field(default_factory=list)
-    llm_judge: str | None = Field(default=None, alias="llm-judge")
-    llms: Annotated[list[ModelSpec], BeforeValidator(_models)] = Field(default_factory=list)
+    version: Version = Field(default=1, description="The format's version (1).")
+    name: str | None = Field(default=None, description="A label for the run (default: the file's name).")
+    task_sources: StrList = Field(default_factory=list, description="Task source files, relative "
+                                  "to the workspace.")
+    difficulties: StrList = Field(default_factory=list, description="Keep only tasks of these "
+                                  "difficulties (empty: all).")
+    areas: StrList = Field(default_factory=list, description="Keep only tasks of these areas "
+                           "(empty: all).")
+    languages: StrList = Field(default_factory=list, description="Run only these languages "
+                               "(empty: every language a task has).")
+    tags: StrList = Field(default_factory=list, description="Keep only tasks with one of these tags "
+                          "(empty: all).")
+    released_after: dt.date | None = Field(default=None, description="Keep only tasks released "
+                                           "after this date (contamination).")
+    parameters: Toggles = Field(default_factory=list, description="Prompt parameters the task "
+                                "templates read (`{name, enabled}`, a list of names, or "
+                                "`{name: bool}`).")
+    criteria: Toggles = Field(default_factory=list, description="Criteria to measure "
+                              "(`benchwright list criteria`), in the same shapes as parameters.")
+    llm_judge: str | None = Field(default=None, alias="llm-judge", description="provider/model "
+                                  "of the judge of the llm-judge-* criteria.")
+    llms: Annotated[list[ModelSpec], BeforeValidator(_models)] = Field(
+        default_factory=list, description="Models under test: ids (provider/model) or objects "
+        "with their settings.")
     scenarios: StrList = Field(default_factory=list, description="coding-agent scenario files")
     agents: list[AgentSpec] = Field(default_factory=list, description="coding agents under test")
-    samples: int = Field(default=1, ge=1, le=10_000)
-    cache: bool | Literal["refresh"] = True
-    limits: Limits = Field(default_factory=Limits)
-    thresholds: dict[str, float] = Field(default_factory=dict)
+    samples: int = Field(default=1, ge=1, le=10_000, description="Samples per task, language and "
+                         "model (pass@k needs k of them).")
+    cache: bool | Literal["refresh"] = Field(
+        default=True, description="Reuse cached answers (true), ask again without reading the "
+        "cache (false), or ask again and replace what is cached (refresh).")
+    limits: Limits = Field(default_factory=Limits, description="Limits on running generated code.")
+    thresholds: dict[str, float] = Field(
+        default_factory=dict, description="Per criterion (or pass@k) the limit a model must meet: "
+        "at least it where higher is better, at most it otherwise; summary.yaml and report say "
+        "which model met each.")
 
     @field_validator("limits", mode="before")
     @classmethod

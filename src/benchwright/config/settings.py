@@ -18,8 +18,8 @@ class Price(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
+    input: float = Field(ge=0, description="USD per million prompt tokens.")
+    output: float = Field(ge=0, description="USD per million answer tokens.")
 
 
 class ProviderSettings(BaseModel):
@@ -27,16 +27,19 @@ class ProviderSettings(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    type: str = Field(min_length=1)
-    base_url: str | None = None
+    type: str = Field(min_length=1, description="The provider plug-in (`benchwright list "
+                      "providers`): openai-compatible, anthropic, hf...")
+    base_url: str | None = Field(default=None, description="The service's address (default: the "
+                                 "type's own).")
     api_key_env: str | None = Field(
         default=None, description="Name of the environment variable holding the key (never the key).")
     concurrency: int = Field(default=16, ge=1, le=1024, description="Requests in flight at once.")
     rpm: float | None = Field(default=None, gt=0, description="Requests per minute at most.")
     timeout_s: float = Field(default=120, gt=0, description="One attempt's time limit.")
-    max_retries: int = Field(default=6, ge=0, le=50)
+    max_retries: int = Field(default=6, ge=0, le=50, description="Retries of a failed request "
+                             "(rate limits, server errors, timeouts).")
     backoff_s: float = Field(default=1.0, ge=0, description="First retry delay; doubles each time.")
-    max_backoff_s: float = Field(default=60.0, ge=0)
+    max_backoff_s: float = Field(default=60.0, ge=0, description="The longest retry delay.")
     prices: dict[str, Price] = Field(default_factory=dict, description="Model name -> price.")
 
 
@@ -219,8 +222,9 @@ def _presets() -> dict[str, ProviderSettings]:
 class Settings(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    version: int = 1
-    default_provider: str | None = None
+    version: int = Field(default=1, description="The format's version (1).")
+    default_provider: str | None = Field(default=None, description="The provider of a model id "
+                                         "without `provider/`.")
     providers: dict[str, ProviderSettings] = Field(
         default_factory=lambda: _presets(),
         description="Named providers; without this key, the presets (openai, openrouter, mistral, "
