@@ -445,13 +445,17 @@ public final class Runner {
             boolean peakReset = __bwResetPeak();
             Tests tests = new Tests(parts[3], new SampleLoader(classes));
             boolean halt = __bwRunAll(ch, tests, n, __bwTimeouts(parts[1], n));
-            answers.println("BWJ " + nonce + " " + java.util.Base64.getEncoder().encodeToString(lines.toByteArray()));
-            answers.flush();
             long rss = __bwStatusBytes("\nVmRSS:");
             // a JVM that now holds much more than before its first sample would report it as the
             // next sample's memory (as would one whose peak cannot be reset): the next sample
-            // gets a new one
-            if (halt || __bwOutOfMemory || !peakReset || baseline < 0 || rss < 0 || rss > baseline + __BW_RSS_SLACK) {
+            // gets a new one. The answer says so ("last"), so that the harness starts it at once
+            // instead of sending the next sample to a JVM that is halting.
+            boolean last = halt || __bwOutOfMemory || !peakReset || baseline < 0 || rss < 0
+                || rss > baseline + __BW_RSS_SLACK;
+            answers.println("BWJ " + nonce + " " + java.util.Base64.getEncoder().encodeToString(lines.toByteArray())
+                + (last ? " last" : ""));
+            answers.flush();
+            if (last) {
                 java.lang.Runtime.getRuntime().halt(0);
             }
         }

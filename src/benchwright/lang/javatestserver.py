@@ -18,7 +18,8 @@ runs with :data:`~benchwright.lang.java.WARM_JVM_FLAGS`: a stack overflow or an
 half-initialised, unusable for every later sample), so that sample runs in a JVM of its own.
 After a test that outlives its limit, or a sample that leaves the JVM more than 16 MB larger
 than before its first sample (whose memory the next sample's figure would count), the server
-answers and halts. The next sample starts another. Each sample gets ``System.out`` and
+answers with ``last`` and halts; the harness closes it on that answer, and the next sample
+starts another. Each sample gets ``System.out`` and
 ``System.err`` streams of its own. A server
 that does not answer in time, dies, or answers anything but its request's lines is closed, and
 the sample runs in a JVM of its own.
@@ -75,10 +76,13 @@ class JavaTestServer(WarmServer):
         started = time.perf_counter()
         line = self.ask((" ".join(parts) + "\n").encode("ascii"), wait_s)
         wall_ms = (time.perf_counter() - started) * 1000
-        answer = _parse(line, nonce) if line is not None else None
-        if answer is None:
+        parsed = _parse(line, nonce) if line is not None else None
+        if parsed is None:
             self.close()
             return None
+        answer, last = parsed
+        if last:  # the JVM halts after this answer: the next sample starts another
+            self.close()
         return TestRun(answer, wall_ms)
 
 
@@ -86,12 +90,15 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _parse(line: bytes, nonce: str) -> bytes | None:
-    """The result lines of the answer to the request with ``nonce``; None for anything else."""
+def _parse(line: bytes, nonce: str) -> tuple[bytes, bool] | None:
+    """The result lines of the answer to the request with ``nonce`` and whether it is the
+    server's last (``BWJ <nonce> <base64>[ last]``); None for anything else."""
     parts = line.split(b" ")
-    if len(parts) != 3 or parts[0] != b"BWJ" or parts[1] != nonce.encode() or len(parts[2]) > MAX_ANSWER_BYTES:
+    last = len(parts) == 4 and parts[3] == b"last"
+    if len(parts) != 3 + last or parts[0] != b"BWJ" or parts[1] != nonce.encode() \
+            or len(parts[2]) > MAX_ANSWER_BYTES:
         return None
     try:
-        return base64.b64decode(parts[2], validate=True)
+        return base64.b64decode(parts[2], validate=True), last
     except (ValueError, binascii.Error):
         return None
