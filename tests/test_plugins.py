@@ -378,3 +378,114 @@ def test_a_third_party_scorer_is_validated_listed_in_the_schema_and_scores_an_ag
     assert proc.returncode == 0, proc.stderr
     records = [r for r in read_jsonl(only_run(workspace) / "records.jsonl") if r["criterion"] == "short-parser"]
     assert records and all(r["verdict"] == "pass" and r["score"] == 1.0 and "lines (limit 400)" in (r["output"] or "") for r in records)
+
+
+KIT_PLUGIN = '''
+from benchwright.agents.presets.aider import Aider
+from benchwright.importers.humaneval_x import HumanEvalXImporter
+from benchwright.lang.bash import BashLanguage
+from benchwright.model.reference import ReferenceProvider
+from benchwright.run.executor import LocalExecutor
+from benchwright.sandbox.rlimit import RlimitSandbox
+
+
+class KitShell(BashLanguage):
+    """Bash under another name (a third party's language)."""
+
+    name = "kitsh"
+    fence_names = ("kitsh",)
+
+
+class KitSandbox(RlimitSandbox):
+    """The rlimit backend under another name."""
+
+    name = "kitbox"
+
+
+class KitExecutor(LocalExecutor):
+    """The local executor under another name."""
+
+
+class KitProvider(ReferenceProvider):
+    """Answers with the golden solution (a third party's provider)."""
+
+
+class KitImporter(HumanEvalXImporter):
+    """HumanEval-X under another name."""
+
+    name = "kit-humaneval-x"
+
+
+class KitAgent(Aider):
+    """Aider under another name."""
+
+    name = "kit-agent"
+
+
+def register(reg):
+    reg.add("language", "kitsh", KitShell)
+    reg.add("sandbox", "kitbox", KitSandbox)
+    reg.add("executor", "kitexec", KitExecutor)
+    reg.add("provider", "kitprov", KitProvider)
+    reg.add("importer", "kit-humaneval-x", KitImporter)
+    reg.add("agent-preset", "kit-agent", KitAgent)
+'''
+
+KIT_TASKS = """\
+version: 1
+name: kit
+tasks:
+  - name: double
+    languages: [kitsh]
+    task:
+      common_prompt: Write a ${language} function double that prints twice its argument.
+      languages_specific:
+        kitsh:
+          hidden_tests:
+            - name: two
+              code: '[ "$(double 2)" = 4 ]'
+            - name: three
+              code: '[ "$(double 3)" = 6 ]'
+    golden_solution:
+      kitsh: |
+        double() { echo $(( $1 * 2 )); }
+"""
+
+
+def test_a_third_party_language_sandbox_executor_provider_importer_and_agent_work_from_yaml(
+        tmp_path: Path, bw: Runner) -> None:
+    site = tmp_path / "site"
+    install(site, "bw-kit", "bw_kit", KIT_PLUGIN, "bw_kit:register")
+    env = {"PYTHONPATH": str(site)}
+    listed = bw("list", env=env)
+    assert listed.returncode == 0, listed.stderr
+    for name in ("kitsh", "kitbox", "kitexec", "kitprov", "kit-humaneval-x", "kit-agent"):
+        assert name in listed.stdout, name
+    ws = tmp_path / "ws"
+    assert bw("init", ws).returncode == 0
+    # the importer, through `benchwright import`
+    data = Path(__file__).parent / "fixtures" / "humaneval-x" / "humaneval_cpp_first5.jsonl"
+    imported = bw("import", "kit-humaneval-x", "--language", "cpp", "--data", data,
+                  "--out", ws / "tasks" / "kit-cpp.yaml", env=env)
+    assert imported.returncode == 0, imported.stderr
+    assert "CPP/0" in (ws / "tasks" / "kit-cpp.yaml").read_text() or \
+        "has_close_elements" in (ws / "tasks" / "kit-cpp.yaml").read_text()
+    # the language, provider, sandbox and executor, named in YAML
+    (ws / "tasks" / "kit.yaml").write_text(KIT_TASKS)
+    (ws / "benchwright.yaml").write_text("version: 1\nsandbox: kitbox\nexecutor: kitexec\n"
+                                         "providers:\n  kit:\n    type: kitprov\n")
+    (ws / "configs" / "kit.yaml").write_text(
+        "version: 1\ntask_sources: [tasks/kit.yaml]\nlanguages: [kitsh]\nllms: [kit/golden]\n"
+        "criteria: [unit-test]\n")
+    proc = bw("run", "configs/kit.yaml", cwd=ws, env=env)
+    assert proc.returncode == 0, proc.stderr
+    run = only_run(ws)
+    records = read_jsonl(run / "records.jsonl")
+    tests = {r["test_case"]: r["status"] for r in records if r.get("test_case")}
+    assert tests == {"two": "pass", "three": "pass"}
+    assert {r["language"] for r in records} == {"kitsh"}
+    manifest = (run / "run.yaml").read_text()
+    assert "backend: kitbox" in manifest and "type: kitprov" in manifest
+    # without the package, the same config names what is missing
+    without = bw("validate", "configs/kit.yaml", cwd=ws)
+    assert without.returncode == 2 and "kitsh" in without.stderr
