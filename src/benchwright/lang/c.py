@@ -80,6 +80,7 @@ tests' inputs is out of scope of any driver.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import secrets
@@ -234,6 +235,7 @@ def _host_build(compiler: str, what: str) -> bytes:
         raise InfraError(f"could not build benchwright's C/C++ test {what} with {compiler}: {errors}")
 
 
+@functools.lru_cache(maxsize=8)
 def interpreter(program: bytes) -> str | None:
     """The dynamic loader an ELF64 little-endian ``program`` names (``PT_INTERP``), when it is
     an existing file; it runs the program from a file that is not executable."""
@@ -451,22 +453,24 @@ class _CFamily(Language):
             "bw_assert.h": _resource("cassert.h.tmpl").encode(),
         }
         hasher = find_tool("sha256sum")
-        key = None
+        key, report = None, ""
         if self.builds is not None and hasher is not None and not _UNREPRODUCIBLE.search(plain):
             # keyed by the source without a precompiled header: with one it is the same program
             key = build_key(sandbox.name, compiler, compile_argv,
                             {f"bw_tests{ext}": plain.encode(), **driver})
+            # the program's hash, printed before any of the sample's code runs: the first line
+            report = f"{shlex.quote(hasher)} {PROGRAM}\n"
         with self.builds.lookup(key) if self.builds is not None else nullcontext() as program:
-            return self._run(sandbox, layout, program, key, plain, compile_argv, driver, judge,
-                             job, nonce, timeouts, limits)
+            return self._run(sandbox, layout, program, key, report, plain, compile_argv, driver,
+                             judge, job, nonce, timeouts, limits)
 
     def _run(self, sandbox: Sandbox, layout: _Layout, program: bytes | None, key: str | None,
-             plain: str, compile_argv: list[str], driver: dict[str, bytes], judge: bytes,
-             job: str, nonce: str, timeouts: list[float], limits: SandboxLimits
+             report: str, plain: str, compile_argv: list[str], driver: dict[str, bytes],
+             judge: bytes, job: str, nonce: str, timeouts: list[float], limits: SandboxLimits
              ) -> ExecutionResult:
-        """Compile (unless ``program`` is an earlier sample's) and run the tests."""
+        """Compile (unless ``program`` is an earlier sample's; after a compile, ``report``
+        prints its hash) and run the tests."""
         compiler, ext, tests = compile_argv[0], self.file_extension, layout.tests
-        hasher = find_tool("sha256sum")
         files: dict[str, bytes] = {}
         source = plain
         if program is None:
@@ -481,16 +485,14 @@ class _CFamily(Language):
         timeout_tool = find_tool("timeout")
         if timeout_tool is not None:
             compile_argv = [timeout_tool, "-s", "KILL", f"{COMPILE_TIMEOUT_S:g}", *compile_argv]
-        loader = interpreter(judge)
         if program is not None:
             sent = {PROGRAM: program, JUDGE: judge}
+            loader = interpreter(judge)
             # no shell: the loader runs the judge from a plain file and the judge makes the
             # program executable (two process starts fewer, a tenth of such a sample)
             argv = [loader, f"./{JUDGE}", f"./{PROGRAM}"] if loader is not None else [
                 "/bin/sh", "-c", f"chmod 700 {JUDGE} && exec ./{JUDGE} ./{PROGRAM}\n"]
         else:
-            # the program's hash, printed before any of the sample's code runs: the first line
-            report = f"{shlex.quote(hasher)} {PROGRAM}\n" if key is not None and hasher else ""
             script = (
                 f"LC_ALL=C {shlex.join(compile_argv)} >{BUILD_LOG} 2>&1"
                 f" || {{ echo $? >{BUILD_FAILED}; exit 0; }}\n"

@@ -70,7 +70,6 @@ of a test's process group are killed after it.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import shlex
 from importlib import resources
@@ -79,7 +78,7 @@ from typing import Any
 from benchwright.errors import InfraError
 from benchwright.lang.artifact import Artifacts, made_in_sandbox
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
-from benchwright.lang.buildcache import BuildCache, build_key
+from benchwright.lang.buildcache import BuildCache
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.native import (
     Plan,
@@ -443,20 +442,16 @@ class GoLanguage(Language):
                 files = {**files, CACHE_ARCHIVE: archive}
                 steps.append({"argv": [tar, "-xf", CACHE_ARCHIVE, "-C", ".gocache"], "cwd": None,
                               "env": {}})
-        build = [*steps, {
-            "argv": [go, "build", "-buildvcs=false", *flags, "-o", f"../{BINARY}", "."],
-            "cwd": MODULE,
-            "env": BUILD_ENV,
-        }]
-        key = None
-        if self.builds is not None and sandbox.work_path is not None:
-            # a Go program holds the paths of its sources: the work folder must stay where it is
-            key = build_key(sandbox.name, go, [json.dumps(build)], files, sandbox.work_path)
         plan = Plan(
             files=files,
-            build=build,
+            build=[*steps, {
+                "argv": [go, "build", "-buildvcs=false", *flags, "-o", f"../{BINARY}", "."],
+                "cwd": MODULE,
+                "env": BUILD_ENV,
+            }],
             program=BINARY,
-            key=key,
+            # a Go program holds the paths of its sources: the work folder must stay where it is
+            key_parts=(sandbox.work_path,) if sandbox.work_path is not None else None,
             run_argv=[f"./{BINARY}"],
             run_env=run_env,
             data_mb=limits.memory_mb + DATA_SLACK_MB if limits.memory_mb > 0 else 0,

@@ -20,7 +20,7 @@ from typing import Any
 
 from benchwright.errors import InfraError
 from benchwright.lang.base import ExecutionResult, TestOutcome, TestSpec
-from benchwright.lang.buildcache import BuildCache, collect_output_bytes
+from benchwright.lang.buildcache import BuildCache, build_key, collect_output_bytes
 from benchwright.lang.protocol import parse_lines
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits
 
@@ -58,10 +58,12 @@ class Plan:
     crash_markers: tuple[str, ...] = ()
     dirs: tuple[str, ...] = ()
     program: str | None = None
-    """The test program the build makes (a path in the work folder): with :attr:`key`, kept
-    for a later sample with the same build."""
-    key: str | None = None
-    """The build's key (:func:`benchwright.lang.buildcache.build_key`; None: never kept)."""
+    """The test program the build makes (a path in the work folder): with :attr:`key_parts`,
+    kept for a later sample with the same build."""
+    key_parts: tuple[str, ...] | None = None
+    """What shapes the program besides the build's steps, its compiler and :attr:`files`
+    (they are always in its key, :func:`benchwright.lang.buildcache.build_key`); None: the
+    program does not follow from them and is never kept."""
 
 
 def wall_limit_s(limits: SandboxLimits, tests: list[TestSpec], test_timeout_s: float) -> float:
@@ -83,14 +85,17 @@ def run_plan(
     builds: BuildCache | None = None,
 ) -> tuple[ProcessResult, list[dict[str, Any]]]:
     """Build and run every test in ONE sandbox call; the process and the runner's records.
-    With ``builds`` and a plan that has a key, an earlier sample's program of the same build
+    With ``builds`` and a plan whose program can be kept, an earlier sample's program of the same build
     runs instead of a build (the first record then says ``cached``), and the program this
     build makes is offered to later samples.
 
     Raises:
         InfraError: the runner itself failed, or the build could not start.
     """
-    key = plan.key if builds is not None and plan.program is not None else None
+    key = None
+    if builds is not None and plan.program is not None and plan.key_parts is not None:
+        key = build_key(sandbox.name, plan.build[-1]["argv"][0], [json.dumps(plan.build)],
+                        plan.files, *plan.key_parts)
     with builds.lookup(key) if builds is not None else contextlib.nullcontext() as program:
         return _run_plan(sandbox, plan, tests, limits=limits, test_timeout_s=test_timeout_s,
                          language=language, builds=builds, key=key, program=program)

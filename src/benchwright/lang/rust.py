@@ -65,7 +65,6 @@ the rlimit fallback as root it can), and leftovers of a test's process group are
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from importlib import resources
 from typing import Any
@@ -73,7 +72,7 @@ from typing import Any
 from benchwright.errors import InfraError
 from benchwright.lang.artifact import Artifacts, made_in_sandbox
 from benchwright.lang.base import ExecutionResult, Language, TestSpec
-from benchwright.lang.buildcache import BuildCache, build_key
+from benchwright.lang.buildcache import BuildCache
 from benchwright.lang.mutate import Mutant, brace_mutants, find_body
 from benchwright.lang.native import (
     Plan,
@@ -306,15 +305,11 @@ class RustLanguage(Language):
         if lib is not None:
             files[DRIVER_LIB] = lib
             extern = ["--extern", f"{DRIVER_CRATE}={DRIVER_LIB}"]
-        build = [{"argv": [rustc, *RUSTC_FLAGS, *extern, SOURCE], "env": {"TMPDIR": "{work}/.tmp"}}]
-        key = None
-        if self.builds is not None and not _UNREPRODUCIBLE.search(text):
-            key = build_key(sandbox.name, rustc, [json.dumps(build)], files)
         plan = Plan(
             files=files,
-            build=build,
+            build=[{"argv": [rustc, *RUSTC_FLAGS, *extern, SOURCE], "env": {"TMPDIR": "{work}/.tmp"}}],
             program=BINARY,
-            key=key,
+            key_parts=None if _UNREPRODUCIBLE.search(text) else (),
             run_argv=[f"./{BINARY}"],
             run_env={"RUST_BACKTRACE": "0"},
             data_mb=max(0, limits.memory_mb),
