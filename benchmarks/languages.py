@@ -48,7 +48,7 @@ from benchwright.lang.javascript import TypeScriptLanguage
 from benchwright.lang.python import PythonLanguage
 from benchwright.lang.rust import RustLanguage
 from benchwright.registry import registry
-from benchwright.run.plan import build_plan
+from benchwright.run.plan import build_plan, execution_order
 from benchwright.run.worker import extract
 from benchwright.sandbox.base import SandboxLimits
 from benchwright.sandbox.select import best_sandbox
@@ -116,7 +116,7 @@ def measure(ws: Path, language: str, source: str, samples: int, workers: int, re
                         samples=samples, languages=[language])
     plan = build_plan(config, "bench", [load_task_source(ws / "tasks" / source)], Settings())
     jobs = []
-    for unit in plan.units:
+    for unit in execution_order(plan.units):  # the order a run takes them in
         if unit.language != language or unit.golden is None:
             continue
         code = extract(unit, unit.golden, lang)

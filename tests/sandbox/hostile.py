@@ -565,6 +565,83 @@ def check_build_cache(outcome: dict[str, Any]) -> list[str]:
     return problems
 
 
+def exec_server_batch(language: str, backend: str, tmp_root: str) -> dict[str, Any]:
+    """A compiled language runs a kept program's tests in a warm sandbox of its thread (an exec
+    server): the wrong and the correct sample of task B are compiled and their copies run
+    there; then the attacker's kit runs as a command of that server (as a kept program that
+    started it would), and copies of the wrong and the correct sample run after it. What each
+    came to, and what the servers did."""
+
+    import dataclasses
+    import importlib
+
+    from benchwright.lang.base import TestSpec
+    from benchwright.sandbox.base import SandboxLimits
+
+    module, name = LANGUAGE_CLASSES[language].rsplit(".", 1)
+    lang = getattr(importlib.import_module(module), name)()
+    module, name = SANDBOX_CLASSES[backend].rsplit(".", 1)
+    sandbox = getattr(importlib.import_module(module), name)(tmp_root=tmp_root)
+    program = PROGRAMS[language]
+    tests = [TestSpec(f"t{i}", code) for i, code in enumerate(program["tests_b"])]
+
+    def run(key: str) -> dict[str, Any]:
+        result = lang.run_tests(sandbox, program[key], tests, prelude=None,
+                                limits=SandboxLimits(memory_mb=1024), test_timeout_s=10)
+        return {"statuses": [t.status for t in result.tests], "build": result.extra.get("build"),
+                "cpu_ms": result.extra.get("cpu_ms"),
+                "max_rss_bytes": result.extra.get("max_rss_bytes"), "infra": result.infra_error}
+
+    servers = lang.builds.servers
+    given: list[Any] = []  # the limits the language gives its commands: the attack's too
+    serve = servers.run
+
+    def noted(sandbox: Any, argv: list[str], *, limits: Any, **kwargs: Any) -> Any:
+        given.append(limits)
+        return serve(sandbox, argv, limits=limits, **kwargs)
+
+    servers.run = noted
+    try:
+        stats = servers.stats
+        out: dict[str, Any] = {"before": [run("wrong"), run("right"), run("right"), run("wrong")]}
+        out["served_before"] = stats.served
+        attack = serve(sandbox, KIT_ARGS, files={"bw_tests": b"a kept program\n"},
+                       limits=dataclasses.replace(given[-1], wall_s=20), stdin=b"a job\n")
+        out["attack"] = {"exit": attack.exit_code, "served": stats.served - out["served_before"],
+                         "restarts": list(stats.restarts)}
+        out["after"] = [run("wrong"), run("right")]
+        out["served_after"] = stats.served
+        out["started"] = stats.started
+    finally:
+        lang.close()
+    return out
+
+
+def check_exec_server(outcome: dict[str, Any]) -> list[str]:
+    """What went wrong in an :func:`exec_server_batch` (empty: the boundary held)."""
+    problems = []
+    wrong, right = ["fail", "fail"], ["pass", "pass"]
+    got = [(r["statuses"], r["build"]) for r in outcome["before"]]
+    if got != [(wrong, "compiled"), (right, "compiled"), (right, "cached"), (wrong, "cached")]:
+        problems.append(f"the samples before the attack: {got}")
+    if outcome["served_before"] != 1:
+        problems.append(f"the server ran {outcome['served_before']} copies before the attack, not 1")
+    if outcome["attack"]["served"] and not outcome["attack"]["restarts"]:
+        problems.append(f"the server went on after the attack: {outcome['attack']}")
+    got = [(r["statuses"], r["build"]) for r in outcome["after"]]
+    if got != [(wrong, "cached"), (right, "cached")]:
+        problems.append(f"the samples after the attack: {got}")
+    for r in outcome["after"]:
+        if r["cpu_ms"] == FORGED_CPU_MS or r["max_rss_bytes"] == FORGED_RSS or r["infra"]:
+            problems.append(f"a sample after the attack carries forged figures or failed: {r}")
+    if outcome["served_after"] - outcome["served_before"] - outcome["attack"]["served"] != 2:
+        problems.append("the samples after the attack did not both run in a server: "
+                        f"{outcome['served_after']} served in all")
+    if outcome["started"] != 2:
+        problems.append(f"{outcome['started']} servers were started, not 2 (one new after the attack)")
+    return problems
+
+
 def check(outcome: dict[str, Any]) -> list[str]:
     """What went wrong in a :func:`batch` (empty: the boundary held)."""
     problems = []
@@ -694,6 +771,9 @@ def main(argv: list[str]) -> None:
         return
     if argv[1] == "coverage":
         print(json.dumps(coverage_batch(argv[2], root)))
+        return
+    if argv[1] == "exec-server":
+        print(json.dumps(exec_server_batch(argv[2], argv[3], root)))
         return
     if argv[1] == "build-cache":
         print(json.dumps(build_cache_batch(argv[2], argv[3], root)))

@@ -69,6 +69,17 @@ def test_a_copy_runs_the_kept_program_with_the_same_outcomes(sandbox: Sandbox, l
     # a different sample (one comment more) is compiled
     other = run(lang, spy, solution + "// another sample\n", tests)
     assert other.extra["build"] == "compiled" and shown(other)[0][0] == "pass"
+    # later copies run in this thread's warm sandbox (after its first, which starts none), with
+    # the same outcomes, measured
+    assert lang.builds is not None
+    run(lang, sandbox, solution, tests)  # Go's build cache is the sandbox's: a program of its own
+    warm = [run(lang, sandbox, solution, tests) for _ in range(3)]
+    assert [shown(w) for w in warm] == [shown(compiled)] * 3
+    assert [(w.extra["build"], bool(w.extra["cpu_ms"] and w.extra["max_rss_bytes"]))
+            for w in warm] == [("cached", True)] * 3
+    stats = lang.builds.servers.stats
+    assert stats.started == 1 and stats.served >= 2 and stats.restarts == []
+    lang.close()
 
 
 @pytest.mark.parametrize("attack", sorted(POISONERS))

@@ -8,7 +8,14 @@ from __future__ import annotations
 import pytest
 
 from benchwright.sandbox.select import availability
-from tests.sandbox.hostile import LANGUAGES, POISONERS, check, check_build_cache, check_coverage
+from tests.sandbox.hostile import (
+    LANGUAGES,
+    POISONERS,
+    check,
+    check_build_cache,
+    check_coverage,
+    check_exec_server,
+)
 from tests.unprivileged import HARNESS_USERS, run_script
 
 
@@ -73,3 +80,20 @@ def test_a_sample_that_rewrites_its_program_poisons_no_later_copy(attack: str, u
         pytest.fail(f"sandbox 'bwrap' is not available here: {why}")
     outcome = run_script("hostile.py", "build-cache", attack, "bwrap", user=user)
     assert check_build_cache(outcome) == [], outcome
+
+
+@pytest.mark.parametrize("user", HARNESS_USERS)
+@pytest.mark.parametrize("backend", ["bwrap", "unshare"])
+@pytest.mark.parametrize("language", ["c", "cpp", "go", "rust"])
+def test_a_hostile_command_in_a_warm_sandbox_changes_no_later_copy(
+        language: str, backend: str, user: str) -> None:
+    """The compiled languages run a kept program's tests in a warm sandbox of their thread: the
+    attacker's kit run there (it steals nonces, forges lines and files, lowers its server's
+    limits, leaves files, IPC objects and a daemon that kills what it sees) ends that server,
+    and the copies of a wrong and a correct sample after it run in a new one, judged as before,
+    with their own figures, as root and as an unprivileged harness."""
+    why = availability(backend)
+    if why is not None:
+        pytest.fail(f"sandbox {backend!r} is not available here: {why}")
+    outcome = run_script("hostile.py", "exec-server", language, backend, user=user)
+    assert check_exec_server(outcome) == [], outcome

@@ -85,7 +85,7 @@ def main() -> None:
             restart = "the sample changed the limits, priority or CPU affinity of its server"
             result = {"failed": restart}
         elif layout is not None:
-            restart = runner["leftovers"](base, folder, scratch, layout, Alone())
+            restart = runner["leftovers"](base, folder, scratch, layout, set())
         out.write("BWV " + str(request["nonce"]) + " "
                   + json.dumps({"result": result, "restart": restart}) + "\n")
         out.flush()
@@ -128,14 +128,6 @@ def warm_up(base: str, rcfile: str) -> None:
         os._exit = saved_exit
         os.chdir(here)
         shutil.rmtree(folder, ignore_errors=True)
-
-
-class Alone:
-    """What :func:`leftovers` expects of a zygote: here, this server is the only process that
-    may be left besides the sandbox's init."""
-
-    pid = os.getpid()
-    ready = None
 
 
 def _write(folder: str, name: str, data: bytes) -> None:

@@ -28,6 +28,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
+from benchwright.lang.execserver import ExecServers
+
 __all__ = ["BuildCache", "build_key", "collect_output_bytes", "digest"]
 
 CACHE_BYTES = 256 * 1024 * 1024
@@ -76,8 +78,8 @@ def build_key(sandbox: str, tool: str, argv: Iterable[str], files: dict[str, byt
 
 
 class BuildCache:
-    """Programs by build key, least recently used dropped past :data:`CACHE_BYTES`;
-    thread-safe."""
+    """Programs by build key, least recently used dropped past :data:`CACHE_BYTES`, and the
+    warm sandboxes that run them (:attr:`servers`); thread-safe."""
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
@@ -92,6 +94,8 @@ class BuildCache:
         self.refused = 0
         """Programs not kept: their bytes after the tests did not match the hash reported
         right after the build, or no hash was reported."""
+        self.servers = ExecServers()
+        """Where a kept program's tests run: a warm sandbox per executor thread."""
 
     def get(self, key: str, wait_s: float | None = None) -> bytes | None:
         """The program of this build, if one was kept. When another thread is making it, wait
@@ -164,6 +168,8 @@ class BuildCache:
         return True
 
     def clear(self) -> None:
+        """Forget every program and stop the warm sandboxes (they start again when needed)."""
         with self._lock:
             self._programs = OrderedDict()
             self._bytes = 0
+        self.servers.close()

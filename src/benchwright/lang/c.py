@@ -514,13 +514,13 @@ class _CFamily(Language):
             file_size_mb=limits.file_size_mb,
             processes=max(limits.processes, MIN_PROCESSES),
         )
-        proc = sandbox.run(
-            argv,
-            files=sent,
-            limits=run_limits,
-            stdin=job.encode(),
-            collect=(BUILD_LOG, BUILD_FAILED, *((PROGRAM,) if key is not None else ())),
-        )
+        if program is not None and self.builds is not None:  # in this thread's warm sandbox
+            proc = self.builds.servers.run(sandbox, argv, files=sent, limits=run_limits,
+                                    stdin=job.encode())
+        else:
+            proc = sandbox.run(argv, files=sent, limits=run_limits, stdin=job.encode(),
+                               collect=(BUILD_LOG, BUILD_FAILED,
+                                        *((PROGRAM,) if key is not None else ())))
         result = _Collector(self.name, layout, timeouts, proc, nonce).result()
         if program is not None:
             result.extra.pop("build_cpu_ms", None)

@@ -1159,7 +1159,8 @@ def serve() -> None:
         elif not zygote.alive:
             end["restart"] = "the zygote is gone" if not zygote.tainted else "the zygote was changed"
         elif layout is not None:
-            left = leftovers(base, folder, scratch, layout, zygote)
+            left = leftovers(base, folder, scratch, layout,
+                             {zygote.pid, *((zygote.ready.pid,) if zygote.ready else ())})
             if left is not None:
                 end["restart"] = left
         out.write("".join(prefix + json.dumps(rec) + "\n" for rec in (*records, end)))
@@ -1183,11 +1184,12 @@ SYSV_IPC = ("/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg")
 
 
 def leftovers(base: str, folder: str, scratch: "list[str]", layout: "tuple[object, ...]",
-              zygote: "Zygote") -> "str | None":
+              expected: "set[int]") -> "str | None":
     """What the last sample left that the next one could meet, after the clean-up (None:
     nothing): files that could not be removed, a changed work folder, System V IPC objects,
-    POSIX message queues, or a process that is not the sandbox's init, this judge, the zygote
-    or the next sample (in the sandbox's own PID namespace every process is in ``/proc``)."""
+    POSIX message queues, or a process that is not the sandbox's init, this process or one of
+    ``expected`` (the zygote and the next sample: in the sandbox's own PID namespace every
+    process is in ``/proc``)."""
     try:
         if _layout(base, folder) != layout:
             return "the sample changed the work folder"
@@ -1202,9 +1204,7 @@ def leftovers(base: str, folder: str, scratch: "list[str]", layout: "tuple[objec
                 os.close(fd)
             if data.count(b"\n") > 1:
                 return "the sample left System V IPC objects"
-        expected = {1, os.getpid(), zygote.pid}
-        if zygote.ready is not None:
-            expected.add(zygote.ready.pid)
+        expected = {1, os.getpid(), *expected}
         if any(int(p) not in expected for p in os.listdir("/proc") if p.isdigit()):
             return "the sample left a process behind"
     except (OSError, ValueError) as exc:
@@ -1288,6 +1288,217 @@ def _children(pid: int) -> "list[int]":
     finally:
         os.close(fd)
     return [int(k) for k in data.split()]
+
+
+# -- the exec server ------------------------------------------------------------------------
+
+EXIT_GRACE_S = 0.5
+"""Once a command has closed its output it gets this long (within its wall time) to exit."""
+DRAIN_S = 0.05
+"""How long the pipes are still read once the command is gone while something it left holds
+them open."""
+
+
+def exec_serve() -> None:
+    """Commands, one after another, each as a run of its own sandbox would run it: a kept
+    program's judge, without the cost of a new sandbox (see
+    :mod:`benchwright.lang.execserver`).
+
+    The harness writes a configuration line, then one job per line, each after the previous
+    job's answer. A job's files are written to the work folder (this process's folder, empty
+    between jobs); its command runs in a session of its own with the job's rlimits, reading the
+    job's stdin, for at most its wall time. Then every process it left is killed (this process
+    is their subreaper), the work folder and the scratch folders are emptied, and
+    :func:`leftovers` looks for anything the next command could meet: if there is anything, or
+    a command changed this process's limits, priority or affinity, the answer says
+    ``restart`` and this program ends (the harness starts a new sandbox). The answer is one
+    ``BWR <nonce> {json}`` line: wait status, times, peak memory, output and collected files.
+    """
+    import ctypes
+
+    _undumpable()
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    config = json.loads(_line_unbuffered(0) or b"{}")
+    base = os.getcwd()
+    scratch = [base, *(str(p) for p in config.get("scratch", ()))]
+    os.dup2(os.open(os.devnull, os.O_RDWR), 2)
+    env = dict(os.environ)
+    out = sys.stdout
+    me = os.getpid()
+    state = process_state()
+    layout = _layout(base, base)
+    stdin = sys.stdin.buffer  # buffered: what a command gets is a pipe of its own
+    while True:
+        line = stdin.readline()
+        if not line:
+            return
+        job = json.loads(line)
+        try:
+            answer = exec_job(job, base, env, me)
+        except Exception as exc:  # our own failure: a new sandbox, and the harness runs it
+            answer = {"infra": f"{type(exc).__name__}: {exc}", "restart": "the server failed"}
+        empty(scratch)
+        if "restart" in answer:
+            pass
+        elif process_state() != state:
+            answer["restart"] = "a command changed the limits, priority or affinity of its server"
+        else:
+            left = leftovers(base, base, scratch, layout, set())
+            if left is not None:
+                answer["restart"] = left
+        out.write(_prefix(job) + json.dumps(answer) + "\n")
+        out.flush()
+        if "restart" in answer:
+            return
+
+
+def exec_job(job: "dict[str, Any]", folder: str, env: "dict[str, str]",
+             me: int) -> "dict[str, object]":
+    """Run one job's command in ``folder`` (see :func:`exec_serve`); its answer."""
+    import base64
+    import resource
+    import select
+
+    for name, data in (job.get("files") or {}).items():
+        if not name or "/" in name or name in (".", ".."):
+            raise ValueError(f"not a plain file name: {name!r}")
+        fd = os.open(os.path.join(folder, name),
+                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            view = memoryview(base64.b64decode(data))
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+    argv = [str(a) for a in job["argv"]]
+    stdin = None if job.get("stdin") is None else base64.b64decode(job["stdin"])
+    cap = int(job["output_bytes"])
+    wall_s = float(job["wall_s"])
+    limits = [(getattr(resource, "RLIMIT_" + name), (int(v[0]), int(v[1])))
+              for name, v in (job.get("rlimits") or {}).items()]
+    in_r, in_w = os.pipe() if stdin is not None else (os.open(os.devnull, os.O_RDONLY), -1)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            os.dup2(in_r, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT):
+                _signal.signal(sig, _signal.SIG_DFL)
+            for which, value in limits:
+                resource.setrlimit(which, value)
+            os.chdir(folder)
+            os.execve(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    for fd in (in_r, out_w, err_w):
+        os.close(fd)
+    deadline = start + wall_s
+    bufs = {out_r: bytearray(), err_r: bytearray()}
+    poll = select.poll()
+    for fd in bufs:
+        os.set_blocking(fd, False)
+        poll.register(fd, select.POLLIN)
+    pending = memoryview(stdin or b"")
+    if in_w >= 0:
+        os.set_blocking(in_w, False)
+        if pending:
+            poll.register(in_w, select.POLLOUT)
+        else:
+            os.close(in_w)
+            in_w = -1
+    open_streams, gone, timed_out = len(bufs), None, False
+    while open_streams:
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            timed_out = True
+            break
+        events = poll.poll(0 if gone is not None else min(remaining, 0.05) * 1000)
+        if gone is not None and (not events or time.perf_counter() - gone > DRAIN_S):
+            break  # what it wrote before it exited is read; the rest is not its own
+        if not events:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                gone = time.perf_counter()
+            continue
+        for fd, _ in events:
+            if fd == in_w:
+                try:
+                    pending = pending[os.write(in_w, pending[:65536]):]
+                except BlockingIOError:
+                    continue
+                except OSError:  # it closed its stdin
+                    pending = pending[:0]
+                if not pending:
+                    poll.unregister(in_w)
+                    os.close(in_w)
+                    in_w = -1
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                poll.unregister(fd)
+                open_streams -= 1
+                continue
+            buf = bufs[fd]
+            if len(buf) < cap:
+                buf.extend(chunk[:cap - len(buf)])
+    if not timed_out:  # its streams closed: let it finish exiting
+        until = min(deadline, time.perf_counter() + EXIT_GRACE_S)
+        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            if time.perf_counter() >= until:
+                timed_out = time.perf_counter() >= deadline
+                break
+            time.sleep(0.0005)
+    try:  # noqa: SIM105 - contextlib costs an import
+        os.killpg(pid, signal.SIGKILL)  # the leader is not reaped yet: the group is its own
+    except (ProcessLookupError, PermissionError):
+        pass
+    _, status, usage = os.wait4(pid, 0)
+    wall_ms = (time.perf_counter() - start) * 1000
+    for fd in (out_r, err_r, in_w):
+        if fd >= 0:
+            os.close(fd)
+    kill_leftovers(pid, me)
+    files: dict[str, str] = {}
+    for name in job.get("collect") or ():
+        got = _regular_file(os.path.join(folder, str(name)), int(job.get("collect_bytes") or cap))
+        if got is not None:
+            files[str(name)] = base64.b64encode(got).decode()
+    return {"status": os.waitstatus_to_exitcode(status), "timed_out": timed_out,
+            "wall_ms": wall_ms, "cpu_ms": (usage.ru_utime + usage.ru_stime) * 1000,
+            "max_rss_bytes": usage.ru_maxrss * 1024,
+            "stdout": base64.b64encode(bufs[out_r]).decode(),
+            "stderr": base64.b64encode(bufs[err_r]).decode(), "files": files}
+
+
+def _regular_file(path: str, cap: int) -> "bytes | None":
+    """At most ``cap`` bytes of ``path`` when it is a regular file with one name (never
+    through a link, never a FIFO); else None."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return None
+        data = bytearray()
+        while len(data) < cap:
+            chunk = os.read(fd, min(1 << 20, cap - len(data)))
+            if not chunk:
+                break
+            data += chunk
+        return bytes(data)
+    finally:
+        os.close(fd)
 
 
 PIPELINE_BYTES = 48 * 1024
@@ -1443,5 +1654,7 @@ def _lost(i: int, sample: Judge, was_alive: bool) -> "dict[str, object]":
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
         serve()
+    elif sys.argv[1:2] == ["--exec"]:
+        exec_serve()
     else:
         main()

@@ -49,7 +49,7 @@ from benchwright.run.executor import Executor, ExecutorOptions
 from benchwright.run.folder import UNREADABLE_SUFFIX, RunFolder
 from benchwright.run.jsonl import SkippedLines
 from benchwright.run.narrowing import Narrowing
-from benchwright.run.plan import Plan, SampleUnit, build_plan, source_names_unique
+from benchwright.run.plan import Plan, SampleUnit, build_plan, execution_order, source_names_unique
 from benchwright.run.progress import ACTIVE, STATUS_VERSION, process_alive, process_token
 from benchwright.run.selection import selection_problems
 from benchwright.run.timelimits import MeasureProgress, TimeLimits
@@ -498,7 +498,7 @@ def execute(prep: Prepared, folder: RunFolder, progress: Progress | None = None,
         kept = ", ".join(sorted({f"{folder.path / b.file}{UNREADABLE_SUFFIX}" for b in skipped.lines}))
         warn(f"{skipped.message(folder.path)}. They are moved to {kept}; the samples whose records "
              "they held run again")
-    todo = [u for u in prep.plan.units if u.execution_id not in done]
+    todo = execution_order([u for u in prep.plan.units if u.execution_id not in done])
     known = folder.generations(only={u.execution_id for u in todo})
     agents_todo = [u for u in prep.agent_units if u.execution_id not in done]
     tracker = _Tracker(folder, prep, done)

@@ -106,6 +106,15 @@ class Plan:
     """The config's ``llm-judge`` model, when a criterion that asks it runs."""
 
 
+def execution_order(units: Sequence[SampleUnit]) -> list[SampleUnit]:
+    """The order a run takes ``units`` in: every task's first sample, then every task's second,
+    and so on (the plan's order within each). Copies of one task's samples then seldom run at
+    the same time: a later one finds what the earlier left (its kept test program, a warm
+    cache) instead of waiting for it or doing the same work beside it, and a run stopped
+    halfway has samples of every task."""
+    return sorted(units, key=lambda unit: unit.sample)
+
+
 def execution_id(source: str, task: str, language: str, model: str, sample: int) -> str:
     key = f"{source}\x1f{task}\x1f{language}\x1f{model}\x1f{sample}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]

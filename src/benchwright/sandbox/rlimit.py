@@ -40,23 +40,32 @@ EXIT_GRACE_S = 0.5
 killed (a program that closes stdout and stderr before it exits is not killed mid-exit)."""
 
 
-def apply_limits(limits: SandboxLimits, *, processes: bool) -> None:
-    """Set the rlimits of ``limits`` on this process (the child, before it executes).
+def rlimit_values(limits: SandboxLimits, *, processes: bool) -> dict[str, tuple[int, int]]:
+    """The rlimits of ``limits`` (``RLIMIT_<name>``: (soft, hard)) that :func:`apply_limits`
+    sets; a warm server sets the same on each command it starts.
 
-    ``processes``: also set RLIMIT_NPROC. It counts every process of the real uid and the
+    ``processes``: also RLIMIT_NPROC. It counts every process of the real uid and the
     kernel ignores it for root, so it is only meaningful when the command runs as a uid of
     its own (the isolating backends) or the harness is not root.
     """
     cpu = int(limits.cpu_s if limits.cpu_s is not None else limits.wall_s + 1) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    values = {"CPU": (cpu, cpu + 1)}
     if limits.memory_mb > 0:
         mem = limits.memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        values["AS"] = (mem, mem)
     fsize = limits.file_size_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    values["FSIZE"] = (fsize, fsize)
+    values["CORE"] = (0, 0)
     if processes:
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        values["NPROC"] = (limits.processes, limits.processes)
+    return values
+
+
+def apply_limits(limits: SandboxLimits, *, processes: bool) -> None:
+    """Set the rlimits of ``limits`` on this process (the child, before it executes); see
+    :func:`rlimit_values`."""
+    for name, value in rlimit_values(limits, processes=processes).items():
+        resource.setrlimit(getattr(resource, "RLIMIT_" + name), value)
 
 
 _prctl: Callable[..., int] | None
