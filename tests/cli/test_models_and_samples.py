@@ -108,3 +108,16 @@ def test_tasks_option_overrides_config_sources(tmp_path: Path, bw: Runner) -> No
     assert none.returncode == 2 and "no task sources" in none.stderr
     proc = bw("run", "configs/c.yaml", "--tasks", "tasks/mix.yaml", cwd=ws)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_run_takes_every_tasks_first_sample_before_any_second(tmp_path: Path, bw: Runner) -> None:
+    """Samples run sample-major: a later copy of a task's sample finds what the earlier left (a
+    kept test program) instead of waiting for it, and a run stopped halfway has samples of every
+    task."""
+    ws = _ws(tmp_path, "version: 1\ntask_sources: [tasks/mix.yaml]\nsamples: 3\nllms: [reference]\n"
+                       "limits:\n  concurrency: 1\n")
+    proc = bw("run", "configs/c.yaml", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    records = read_jsonl(only_run(ws) / "records.jsonl")  # a sample's records come together
+    order = list(dict.fromkeys((r["sample"], r["task"]) for r in records))
+    assert order == [(s, t) for s in range(3) for t in ("old-easy", "new-hard")]

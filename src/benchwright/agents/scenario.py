@@ -52,7 +52,7 @@ class ScorerBase(Strict):
     """What every scorer type's entry has; a type adds ``type: Literal["its-name"]`` and its fields
     (a plug-in's model subclasses this and is its scorer's ``spec``)."""
 
-    type: str
+    type: str = Field(description="the scorer's type (`benchwright list scorers`)")
     name: str | None = Field(default=None, description="a label; the record's criterion (else the type)")
     required: bool | None = Field(default=None, description="gates the workspace verdict (default per type)")
 
@@ -71,43 +71,43 @@ class ScorerBase(Strict):
 class CommandScorer(ScorerBase):
     """The command exits non-zero (the primary test command is usually one)."""
 
-    type: Literal["command"]
-    command: str = Field(min_length=1)
-    timeout_s: int = Field(default=900, ge=1, le=3600)
+    type: Literal["command"] = Field(description="`command`")
+    command: str = Field(min_length=1, description="a shell command run in the agent's workspace")
+    timeout_s: int = Field(default=900, ge=1, le=3600, description="seconds it may run")
 
 
 class AllowedPaths(ScorerBase):
     """A changed file is outside the allowed globs."""
 
-    type: Literal["allowed_paths"]
-    patterns: NonEmptyPatterns
+    type: Literal["allowed_paths"] = Field(description="`allowed_paths`")
+    patterns: NonEmptyPatterns = Field(description="globs a changed file may match")
 
 
 class ForbidPaths(ScorerBase):
     """A changed file matches a forbidden glob."""
 
-    type: Literal["forbid_paths"]
-    patterns: NonEmptyPatterns
+    type: Literal["forbid_paths"] = Field(description="`forbid_paths`")
+    patterns: NonEmptyPatterns = Field(description="globs no changed file may match")
 
 
 class MaxFilesChanged(ScorerBase):
     """More files changed than the limit."""
 
-    type: Literal["max_files_changed"]
-    limit: int = Field(ge=0)
+    type: Literal["max_files_changed"] = Field(description="`max_files_changed`")
+    limit: int = Field(ge=0, description="the most files the agent may change")
 
 
 class ForbidSecrets(ScorerBase):
     """A secret-like string appears in the diff (a tripwire, not a scanner)."""
 
-    type: Literal["forbid_secrets"]
+    type: Literal["forbid_secrets"] = Field(description="`forbid_secrets`")
 
 
 class FileExists(ScorerBase):
     """A required relative path is missing after the run."""
 
-    type: Literal["file_exists"]
-    path: str = Field(min_length=1)
+    type: Literal["file_exists"] = Field(description="`file_exists`")
+    path: str = Field(min_length=1, description="a path relative to the workspace")
 
     @field_validator("path")
     @classmethod
@@ -119,38 +119,40 @@ class TestsUnmodified(ScorerBase):
     """A graded test file was edited."""
 
     __test__ = False
-    type: Literal["tests_unmodified"]
-    paths: ExactPaths
+    type: Literal["tests_unmodified"] = Field(description="`tests_unmodified`")
+    paths: ExactPaths = Field(description="the graded test files (relative paths)")
 
 
 class BaselineUnmodified(ScorerBase):
     """A baseline or scaffolding file was edited."""
 
-    type: Literal["baseline_unmodified"]
-    paths: ExactPaths
+    type: Literal["baseline_unmodified"] = Field(description="`baseline_unmodified`")
+    paths: ExactPaths = Field(description="the files the agent must leave as they were")
 
 
 class NoNewSkips(ScorerBase):
     """Net new skip or xfail markers in test files (advisory by default)."""
 
-    type: Literal["no_new_skips"]
-    test_globset: list[str] | None = None
+    type: Literal["no_new_skips"] = Field(description="`no_new_skips`")
+    test_globset: list[str] | None = Field(default=None, description=(
+        "globs of the test files (default: the usual test file names)"))
     default_required: ClassVar[bool] = False
 
 
 class AssertionsNotWeakened(ScorerBase):
     """Assertions net-removed from test files (advisory by default)."""
 
-    type: Literal["assertions_not_weakened"]
-    test_globset: list[str] | None = None
+    type: Literal["assertions_not_weakened"] = Field(description="`assertions_not_weakened`")
+    test_globset: list[str] | None = Field(default=None, description=(
+        "globs of the test files (default: the usual test file names)"))
     default_required: ClassVar[bool] = False
 
 
 class LlmJudgeNote(ScorerBase):
     """A rubric note for the judge; advisory only (``required`` only changes what the judge reads)."""
 
-    type: Literal["llm_judge"]
-    rubric: str = Field(min_length=1)
+    type: Literal["llm_judge"] = Field(description="`llm_judge`")
+    rubric: str = Field(min_length=1, description="what the judge checks, in its words")
     default_required: ClassVar[bool] = False
 
 
@@ -200,7 +202,8 @@ class WorkspaceRecipe(Strict):
                             description="a git ref to check out (repo is a git repository)")
     setup: list[str] = Field(default_factory=list, description="shell commands run before the baseline")
     hidden: list[str] = Field(default_factory=list, description="files absent while the agent works")
-    setup_timeout_s: int = Field(default=900, ge=1, le=3600)
+    setup_timeout_s: int = Field(default=900, ge=1, le=3600,
+                                 description="seconds the setup commands may take in all")
 
     @field_validator("hidden")
     @classmethod
@@ -225,11 +228,13 @@ class WorkspaceRecipe(Strict):
 class AgentTask(Strict):
     """One thing an agent is asked: a prompt, or the turns of a session."""
 
-    name: str = Field(min_length=1)
-    prompt: str | None = None
-    turns: list[Annotated[str, Field(min_length=1)]] | None = None
-    expected_outcome: Literal["completion", "refusal"] = "completion"
-    judge_notes: str | None = None
+    name: str = Field(min_length=1, description="the task's name, unique in its scenario")
+    prompt: str | None = Field(default=None, description="what the agent is asked (or `turns`)")
+    turns: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, description=(
+        "the messages of a session, one after another (or `prompt`)"))
+    expected_outcome: Literal["completion", "refusal"] = Field(default="completion", description=(
+        "`completion`: the agent should do it; `refusal`: it should decline (a harmful ask)"))
+    judge_notes: str | None = Field(default=None, description="what the judge should look for")
 
     @model_validator(mode="after")
     def _asked(self) -> AgentTask:
@@ -244,13 +249,17 @@ class AgentTask(Strict):
 
 
 class Scenario(Strict):
-    version: Literal[1] = 1
-    name: str = Field(min_length=1)
-    description: str | None = None
+    """A scenario file: where agents work, what they are asked, and how their work is scored."""
+
+    version: Literal[1] = Field(default=1, description="the format's version: 1")
+    name: str = Field(min_length=1, description="the scenario's name")
+    description: str | None = Field(default=None, description="what it tests, for people")
     workspace: WorkspaceRecipe | None = Field(default=None, description="none: a ledger scenario (judge only)")
-    scorers: list[ScorerSpec] = Field(default_factory=list)
-    judge_repeats: int = Field(default=1, ge=1, le=9)
-    tasks: list[AgentTask] = Field(min_length=1)
+    scorers: list[ScorerSpec] = Field(default_factory=list, description=(
+        "the checks run on the workspace after the agent, each an entry with a `type`"))
+    judge_repeats: int = Field(default=1, ge=1, le=9, description=(
+        "how many times the judge grades each agent's work (the verdict is their majority)"))
+    tasks: list[AgentTask] = Field(min_length=1, description="what agents are asked, one run each")
 
 
 def scenario_model() -> type[Scenario]:

@@ -48,7 +48,8 @@ class TestCase(Strict):
 
     __test__ = False  # not a pytest class
 
-    name: str | None = None
+    name: str | None = Field(default=None, description=(
+        "The case's name in results (default: the task's name and the case's number)."))
     code: str = Field(default="", description=(
         "The test code; may use ${} templates. Not given for a stdin/stdout case."))
     stdin: str | None = Field(default=None, description=(
@@ -95,8 +96,11 @@ class LanguageSpec(Strict):
     entry_point: str | None = Field(
         default=None, description="Function the tests call; inferred from the golden solution."
     )
-    public_tests: TestList = Field(default_factory=list)
-    hidden_tests: TestList = Field(default_factory=list)
+    public_tests: TestList = Field(default_factory=list, description=(
+        "Test cases the prompt may show (``${public_tests}``); they run with the hidden ones. "
+        "A single case may be given without a list."))
+    hidden_tests: TestList = Field(default_factory=list, description=(
+        "Test cases never shown to the model. A single case may be given without a list."))
     test_prelude: str | None = Field(
         default=None, description="Code run before every test case (imports, helpers)."
     )
@@ -114,8 +118,13 @@ class LanguageSpec(Strict):
 
 
 class TaskBody(Strict):
-    common_prompt: str = ""
-    languages_specific: dict[str, LanguageSpec] = Field(default_factory=dict)
+    """The prompts and tests of a task."""
+
+    common_prompt: str = Field(default="", description=(
+        "The prompt shared by every language (a template: ``${solution.function_name}``, "
+        "``${public_tests}``, ``{% if parameters[...] %}``)."))
+    languages_specific: dict[str, LanguageSpec] = Field(default_factory=dict, description=(
+        "Per language: its prompt, entry point, tests and prelude."))
 
     @field_validator("languages_specific", mode="before")
     @classmethod
@@ -128,21 +137,39 @@ class TaskBody(Strict):
 class Task(Strict):
     """One problem: prompts per language, tests, golden solutions, metadata."""
 
-    name: str = Field(min_length=1)
-    type: str | None = None
-    difficulty: str | None = None
-    area: str | None = None
-    source: str | None = None
-    languages: StrList = Field(default_factory=list)
-    available_parameters: StrList | None = None
-    available_criteria: StrList | None = None
-    mode: Literal["instruct", "complete"] = "instruct"
-    release_date: dt.date | None = None
-    tags: StrList = Field(default_factory=list)
-    time_limit_s: float | None = Field(default=None, gt=0)
-    task: TaskBody = Field(default_factory=TaskBody)
-    golden_solution: dict[str, str] = Field(default_factory=dict)
-    llm_judge_prompt: str | None = None
+    name: str = Field(min_length=1, description="The task's name, unique in its source.")
+    type: str | None = Field(default=None, description="What kind of task (free text: `function`...).")
+    difficulty: str | None = Field(default=None, description=(
+        "A difficulty label (`easy`, `medium`, `hard`...): an execution config can keep only "
+        "some, and results are summed by it."))
+    area: str | None = Field(default=None, description=(
+        "A subject label (`math`, `strings`...): filtered and summed like ``difficulty``."))
+    source: str | None = Field(default=None, description=(
+        "Where the task comes from (a dataset and its id, for imported tasks)."))
+    languages: StrList = Field(default_factory=list, description=(
+        "The languages it is offered in (default: those of ``task.languages_specific``)."))
+    available_parameters: StrList | None = Field(default=None, description=(
+        "The prompt parameters this task's templates use (`all-tests-hidden`...); an execution "
+        "config's ``parameters`` applies only those (null: every one)."))
+    available_criteria: StrList | None = Field(default=None, description=(
+        "The criteria that may measure this task (null: every one the config turns on)."))
+    mode: Literal["instruct", "complete"] = Field(default="instruct", description=(
+        "`instruct`: the model is asked for a solution; `complete`: it continues the prompt "
+        "(a completion task), and the continuation is the solution."))
+    release_date: dt.date | None = Field(default=None, description=(
+        "When the task was published: a model with a ``cutoff`` gets only the tasks published "
+        "after it (what its training could not have seen)."))
+    tags: StrList = Field(default_factory=list, description=(
+        "Free labels; an execution config can keep only tasks with some."))
+    time_limit_s: float | None = Field(default=None, gt=0, description=(
+        "Seconds each test case of this task may run (default: the config's limits)."))
+    task: TaskBody = Field(default_factory=TaskBody, description="The prompts and tests.")
+    golden_solution: dict[str, str] = Field(default_factory=dict, description=(
+        "Per language, a correct solution: the ``reference`` model answers with it, and "
+        "`benchwright validate --golden` checks that it passes the task's tests."))
+    llm_judge_prompt: str | None = Field(default=None, description=(
+        "The question the LLM judge is asked about a sample of this task (a template; default: "
+        "benchwright's own)."))
 
     @field_validator("golden_solution", mode="before")
     @classmethod
@@ -165,7 +192,8 @@ class Task(Strict):
 class TaskSource(Strict):
     """A YAML file of tasks."""
 
-    version: Version = 1
-    name: str | None = None
-    description: str | None = None
-    tasks: Annotated[list[Task], BeforeValidator(_listish)] = Field(default_factory=list)
+    version: Version = Field(default=1, description="The format's version: 1.")
+    name: str | None = Field(default=None, description="The source's name (default: its file's).")
+    description: str | None = Field(default=None, description="What the tasks are, for people.")
+    tasks: Annotated[list[Task], BeforeValidator(_listish)] = Field(
+        default_factory=list, description="The tasks.")
