@@ -90,6 +90,16 @@ def test_what_a_command_leaves_is_gone_for_the_next(server: ExecServer) -> None:
     ("python3 -c 'import ctypes; ctypes.CDLL(None).shmget(0x4242, 4096, 0o1666)'", "System V"),
     ("prlimit --nofile=16:16 --pid $PPID", "limits"),
     ("renice -n 10 -p $PPID >/dev/null", "limits"),
+    ("chmod 0555 /tmp", "scratch folder"),
+    # a default ACL: every file the next command is given would be unreadable
+    ("python3 -c \"import os; os.setxattr('/work', 'system.posix_acl_default', "
+     "bytes.fromhex('0200000001000000ffffffff04000000ffffffff20000000ffffffff'))\"",
+     "work folder"),
+    ("echo 8 > /proc/sys/kernel/shmmni", "IPC"),
+    ("python3 -c \"import ctypes; ctypes.CDLL(None).syscall(248, b'user', b'k', b'v', 1, -4)\"",
+     "keys"),  # add_key (x86_64) to the user keyring
+    ("python3 -c \"import ctypes; ctypes.CDLL(None).syscall(251, 1, $PPID, 3 << 13 | 7)\"",
+     "limits"),  # ioprio_set (x86_64) of the server: the idle class
 ])
 def test_what_cannot_be_removed_ends_the_server(server: ExecServer, attack: str, why: str) -> None:
     sh(server, "true")

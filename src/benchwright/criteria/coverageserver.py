@@ -67,7 +67,7 @@ def main() -> None:
     folder = os.path.join(base, "sample")
     os.makedirs(folder, 0o700, exist_ok=True)
     scratch = [str(p) for p in config.get("scratch", ())] + [folder]
-    layout = runner["_layout"](base, folder) if config.get("isolated") else None
+    layout = runner["_layout"](base, folder, scratch) if config.get("isolated") else None
     state = runner["process_state"]()
     me = os.getpid()
     out = sys.stdout

@@ -812,7 +812,28 @@ def process_state() -> "tuple[object, ...]":
         affinity: tuple[int, ...] = tuple(sorted(os.sched_getaffinity(0)))
     except OSError:
         affinity = ()
-    return limits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), affinity
+    return (limits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), affinity,
+            _ioprio())
+
+
+IOPRIO_GET = {"x86_64": 252, "aarch64": 31}
+"""The ``ioprio_get`` system call's number per machine (no libc wrapper)."""
+
+
+_syscall: "list[Any]" = []
+
+
+def _ioprio() -> int:
+    """This process's I/O priority (``ioprio_set`` needs only the same uid); -1 where it cannot
+    be read."""
+    number = IOPRIO_GET.get(os.uname().machine)
+    if number is None:
+        return -1
+    if not _syscall:
+        import ctypes
+
+        _syscall.append(ctypes.CDLL(None, use_errno=True).syscall)
+    return int(_syscall[0](number, 1, 0))  # IOPRIO_WHO_PROCESS, this process
 
 
 class Zygote:
@@ -1129,7 +1150,7 @@ def serve() -> None:
     scratch.append(folder)
     zygote = Zygote(folder, scratch)  # forked before any job is read
     state = process_state()
-    layout = _layout(base, folder) if isolated else None
+    layout = _layout(base, folder, scratch) if isolated else None
     while True:
         sample = zygote.spawn()
         line = stdin.readline()
@@ -1170,14 +1191,90 @@ def serve() -> None:
             return
 
 
-def _layout(base: str, folder: str) -> "tuple[object, ...]":
-    """What the work folder and the sample's folder are when no sample has run."""
-    return (sorted(os.listdir(base)), _identity(base), _identity(folder))
+def _layout(base: str, folder: str, scratch: "list[str]") -> "tuple[object, ...]":
+    """What the work folder, the sample's folder and the scratch folders are when no sample has
+    run (their names, ids, modes, owners, extended attributes such as default ACLs, and inode
+    flags), and what else of the sandbox's namespaces a sample could change for the next
+    (:func:`namespace_state`)."""
+    return (sorted(os.listdir(base)), *(_identity(p) for p in (base, folder, *scratch)),
+            namespace_state())
 
 
-def _identity(path: str) -> "tuple[int, int, int, int]":
+def _identity(path: str) -> "tuple[object, ...]":
+    """What a sample can change about a folder it owns that a later sample would inherit: its
+    mode and owner, its extended attributes (a default ACL makes every later file unreadable)
+    and its inode flags (``chattr +S`` makes every later write synchronous)."""
     info = os.lstat(path)
-    return info.st_dev, info.st_ino, info.st_mode, info.st_uid
+    try:
+        attrs: tuple[object, ...] = tuple(sorted(
+            (name, os.getxattr(path, name, follow_symlinks=False))
+            for name in os.listxattr(path, follow_symlinks=False)))
+    except OSError:
+        attrs = ("unreadable",)
+    return info.st_dev, info.st_ino, info.st_mode, info.st_uid, info.st_gid, attrs, _flags(path)
+
+
+def _flags(path: str) -> int:
+    """The inode flags of ``path`` (``lsattr``; -1 where the file system has none)."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return -1
+    try:
+        buf = bytearray(8)
+        fcntl.ioctl(fd, 0x80086601, buf)  # FS_IOC_GETFLAGS
+        return int.from_bytes(buf[:4], "little")
+    except OSError:
+        return -1
+    finally:
+        os.close(fd)
+
+
+NAMESPACE_FILES = (
+    "/proc/sys/kernel/shmmax", "/proc/sys/kernel/shmall", "/proc/sys/kernel/shmmni",
+    "/proc/sys/kernel/msgmni", "/proc/sys/kernel/msgmax", "/proc/sys/kernel/msgmnb",
+    "/proc/sys/kernel/sem", "/proc/sys/kernel/shm_rmid_forced", "/proc/sys/kernel/pid_max",
+    "/proc/sys/fs/mqueue/msg_max", "/proc/sys/fs/mqueue/msgsize_max",
+    "/proc/sys/fs/mqueue/queues_max", "/proc/sys/fs/mqueue/msg_default",
+    "/proc/sys/fs/mqueue/msgsize_default", "/proc/keys", "/proc/net/sockstat",
+    "/proc/net/sockstat6",
+)
+"""What a process without capabilities can change in the sandbox's own namespaces and a later
+sample would meet: the IPC and message-queue limits, ``pid_max``, the keys of its user (a key
+added by one sample is readable by the next) and the sockets of its network namespace (a
+``TIME_WAIT`` connection keeps a port taken: ``sockstat`` counts them, at a fraction of the
+cost of listing them)."""
+
+
+def namespace_state() -> "tuple[bytes, ...]":
+    """The contents of :data:`NAMESPACE_FILES` (empty where one cannot be read)."""
+    out = []
+    for path in NAMESPACE_FILES:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            out.append(b"")
+            continue
+        try:
+            data = b""
+            while True:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                data += chunk
+            if path.startswith("/proc/net/sockstat"):  # the memory figures are the machine's
+                words = data.split()
+                data = b" ".join(w for i, w in enumerate(words)
+                                 if w not in (b"mem", b"memory") and
+                                 words[i - 1:i] not in ([b"mem"], [b"memory"]))
+            out.append(data)
+        except OSError:
+            out.append(b"")
+        finally:
+            os.close(fd)
+    return tuple(out)
 
 
 SYSV_IPC = ("/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg")
@@ -1191,8 +1288,12 @@ def leftovers(base: str, folder: str, scratch: "list[str]", layout: "tuple[objec
     ``expected`` (the zygote and the next sample: in the sandbox's own PID namespace every
     process is in ``/proc``)."""
     try:
-        if _layout(base, folder) != layout:
-            return "the sample changed the work folder"
+        now = _layout(base, folder, scratch)
+        if now[:-1] != layout[:-1]:
+            return "the sample changed the work folder or a scratch folder"
+        if now[-1] != layout[-1]:
+            return ("the sample changed the sandbox's IPC or message-queue limits, pid_max, "
+                    "its user's keys or its network sockets")
         for root in scratch:
             if os.listdir(root):
                 return f"the sample left files in {root} that could not be removed"
@@ -1326,7 +1427,7 @@ def exec_serve() -> None:
     out = sys.stdout
     me = os.getpid()
     state = process_state()
-    layout = _layout(base, base)
+    layout = _layout(base, base, scratch)
     stdin = sys.stdin.buffer  # buffered: what a command gets is a pipe of its own
     while True:
         line = stdin.readline()
@@ -1335,9 +1436,9 @@ def exec_serve() -> None:
         job = json.loads(line)
         try:
             answer = exec_job(job, base, env, me)
+            empty(scratch)
         except Exception as exc:  # our own failure: a new sandbox, and the harness runs it
             answer = {"infra": f"{type(exc).__name__}: {exc}", "restart": "the server failed"}
-        empty(scratch)
         if "restart" in answer:
             pass
         elif process_state() != state:
@@ -1459,6 +1560,7 @@ def exec_job(job: "dict[str, Any]", folder: str, env: "dict[str, str]",
         os.killpg(pid, signal.SIGKILL)  # the leader is not reaped yet: the group is its own
     except (ProcessLookupError, PermissionError):
         pass
+    _kill_others(me)  # a tracer elsewhere would hold the leader from us
     _, status, usage = os.wait4(pid, 0)
     wall_ms = (time.perf_counter() - start) * 1000
     for fd in (out_r, err_r, in_w):
@@ -1475,6 +1577,17 @@ def exec_job(job: "dict[str, Any]", folder: str, env: "dict[str, str]",
             "max_rss_bytes": usage.ru_maxrss * 1024,
             "stdout": base64.b64encode(bufs[out_r]).decode(),
             "stderr": base64.b64encode(bufs[err_r]).decode(), "files": files}
+
+
+def _kill_others(me: int) -> None:
+    """SIGKILL every process of the sandbox but its init and ``me`` (in the sandbox's own PID
+    namespace every process is in ``/proc``)."""
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in (1, me):
+            try:  # noqa: SIM105 - contextlib costs an import
+                os.kill(int(name), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def _regular_file(path: str, cap: int) -> "bytes | None":
