@@ -33,6 +33,18 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(params=["bwrap", "unshare"])
+def isolating(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    """An isolating backend only (its own /tmp, keys and namespaces to check)."""
+    why = availability(request.param)
+    if why is not None:
+        pytest.fail(f"sandbox {request.param!r} is not available here: {why}")
+    root = tempfile.mkdtemp(prefix="bw-fs-")
+    os.chmod(root, 0o755)
+    yield registry.create("sandbox", request.param, tmp_root=root)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.fixture
 def lang() -> Iterator[PythonLanguage]:
     language = PythonLanguage()
@@ -109,6 +121,31 @@ def test_nothing_of_a_sample_reaches_the_next(lang: PythonLanguage, sandbox: San
         for path in (os.path.join(tempfile.gettempdir(), "bw-left-behind"),):
             if os.path.exists(path):
                 os.unlink(path)
+
+
+def test_what_a_sample_changes_about_its_folders_reaches_no_later_sample(
+        lang: PythonLanguage, isolating: Sandbox) -> None:
+    """A sample that makes /tmp read-only and gives it a default ACL (every file made there
+    later unreadable), or adds a key to its user's keyring: the next sample runs in a new
+    sandbox, where /tmp is writable and no key is found."""
+    sandbox = isolating
+    attack = GOOD + (
+        "import ctypes, os\n"
+        "os.setxattr('/tmp', 'system.posix_acl_default', bytes.fromhex("
+        "'0200000001000000ffffffff04000000ffffffff20000000ffffffff'))\n"
+        "os.chmod('/tmp', 0o555)\n"
+        "ctypes.CDLL(None).syscall(248, b'user', b'bw-left', b'secret', 6, -4)\n"  # add_key
+    )
+    assert statuses(run(lang, sandbox, attack)) == ["pass", "pass"]
+    probe = GOOD + (
+        "import ctypes, os\n"
+        "with open('/tmp/mine', 'w') as f:\n"
+        "    f.write('x')\n"
+        "MINE = open('/tmp/mine').read()\n"
+        "KEY = ctypes.CDLL(None).syscall(250, 10, -4, b'user', b'bw-left', 0)\n"  # KEYCTL_SEARCH
+    )
+    checks = [TestSpec("tmp", "assert MINE == 'x'"), TestSpec("key", "assert KEY == -1")]
+    assert statuses(run(lang, sandbox, probe, checks)) == ["pass", "pass"]
 
 
 def test_the_result_channel_is_out_of_reach(lang: PythonLanguage, sandbox: Sandbox) -> None:
