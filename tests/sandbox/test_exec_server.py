@@ -7,6 +7,7 @@ harness: tests/sandbox/test_hostile_batch.py."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -152,3 +153,17 @@ def test_no_command_reaches_the_server_or_forges_its_answer(server: ExecServer) 
     )
     result = server.run(["/usr/bin/python3", "-I", "-S", "-c", probe], files={}, limits=LIMITS)
     assert result is not None and result.stdout == b"reached []\n", result
+
+
+def test_what_the_host_does_with_its_own_sockets_ends_no_server(server: ExecServer) -> None:
+    """The socket counts checked between commands are the sandbox's own: the machine's TCP
+    sockets (``alloc`` in ``/proc/net/sockstat`` counts every namespace's) change nothing."""
+    sh(server, "true")
+    held = [socket.socket() for _ in range(5)]  # allocated on the host, between two commands
+    try:
+        sh(server, "true")
+        sh(server, "true")
+    finally:
+        for s in held:
+            s.close()
+    assert server.stats.restarts == [] and server.stats.started == 1

@@ -1248,6 +1248,12 @@ added by one sample is readable by the next) and the sockets of its network name
 cost of listing them)."""
 
 
+PER_NAMESPACE = (b"used", b"inuse", b"tw")
+"""The counts of ``/proc/net/sockstat`` that are the network namespace's own (sockets in use,
+``TIME_WAIT``); the others (``orphan``, ``alloc``, ``mem``) are the machine's and change with
+what the host does."""
+
+
 def namespace_state() -> "tuple[bytes, ...]":
     """The contents of :data:`NAMESPACE_FILES` (empty where one cannot be read)."""
     out = []
@@ -1264,11 +1270,14 @@ def namespace_state() -> "tuple[bytes, ...]":
                 if not chunk:
                     break
                 data += chunk
-            if path.startswith("/proc/net/sockstat"):  # the memory figures are the machine's
-                words = data.split()
-                data = b" ".join(w for i, w in enumerate(words)
-                                 if w not in (b"mem", b"memory") and
-                                 words[i - 1:i] not in ([b"mem"], [b"memory"]))
+            if path.startswith("/proc/net/sockstat"):  # only the namespace's own counts
+                kept = []
+                for line in data.splitlines():
+                    words = line.split()
+                    kept += words[:1] + [b"%s=%s" % (words[i], words[i + 1])
+                                         for i in range(1, len(words) - 1, 2)
+                                         if words[i] in PER_NAMESPACE]
+                data = b" ".join(kept)
             out.append(data)
         except OSError:
             out.append(b"")
