@@ -22,27 +22,25 @@ GOOD = "def double(x):\n    return 2 * x\n"
 TESTS = [TestSpec("two", "assert double(2) == 4"), TestSpec("three", "assert double(3) == 6")]
 
 
-@pytest.fixture(params=["bwrap", "unshare", "rlimit"])
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    why = availability(request.param)
+def _backend(name: str) -> Iterator[Sandbox]:
+    why = availability(name)
     if why is not None:
-        pytest.fail(f"sandbox {request.param!r} is not available here: {why}")
+        pytest.fail(f"sandbox {name!r} is not available here: {why}")
     root = tempfile.mkdtemp(prefix="bw-fs-")
     os.chmod(root, 0o755)
-    yield registry.create("sandbox", request.param, tmp_root=root)
+    yield registry.create("sandbox", name, tmp_root=root)
     shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(params=["bwrap", "unshare", "rlimit"])
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    yield from _backend(request.param)
 
 
 @pytest.fixture(params=["bwrap", "unshare"])
 def isolating(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     """An isolating backend only (its own /tmp, keys and namespaces to check)."""
-    why = availability(request.param)
-    if why is not None:
-        pytest.fail(f"sandbox {request.param!r} is not available here: {why}")
-    root = tempfile.mkdtemp(prefix="bw-fs-")
-    os.chmod(root, 0o755)
-    yield registry.create("sandbox", request.param, tmp_root=root)
-    shutil.rmtree(root, ignore_errors=True)
+    yield from _backend(request.param)
 
 
 @pytest.fixture

@@ -138,13 +138,12 @@ def _run_plan(sandbox: Sandbox, plan: Plan, tests: list[TestSpec], *, limits: Sa
         file_size_mb=limits.file_size_mb,
         processes=max(limits.processes, MIN_PROCESSES),
     )
-    # nothing to build: a kept program runs in this thread's warm sandbox
-    run = builds.servers.run if program is not None and builds is not None else None
-    proc = (run(sandbox, [sandbox.python, "-I", "-S", RUNNER_FILE], files=files,
-                limits=run_limits, stdin=json.dumps(job).encode()) if run is not None else
-            sandbox.run([sandbox.python, "-I", "-S", RUNNER_FILE], files=files, limits=run_limits,
-                        stdin=json.dumps(job).encode(),
-                        collect=(plan.program,) if job["product"] and plan.program else ()))
+    argv, stdin = [sandbox.python, "-I", "-S", RUNNER_FILE], json.dumps(job).encode()
+    if program is not None and builds is not None:  # nothing to build: in this thread's warm sandbox
+        proc = builds.servers.run(sandbox, argv, files=files, limits=run_limits, stdin=stdin)
+    else:
+        proc = sandbox.run(argv, files=files, limits=run_limits, stdin=stdin,
+                           collect=(plan.program,) if job["product"] and plan.program else ())
     records = parse_lines(proc.stdout, prefix=f"BWR {nonce} ")
     if builds is not None and key is not None and program is None and plan.program \
             and records and records[0].get("build") == "ok":

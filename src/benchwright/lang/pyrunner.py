@@ -826,14 +826,13 @@ _syscall: "list[Any]" = []
 def _ioprio() -> int:
     """This process's I/O priority (``ioprio_set`` needs only the same uid); -1 where it cannot
     be read."""
-    number = IOPRIO_GET.get(os.uname().machine)
-    if number is None:
-        return -1
-    if not _syscall:
+    if not _syscall:  # looked up once: the zygote asks before every fork
         import ctypes
 
-        _syscall.append(ctypes.CDLL(None, use_errno=True).syscall)
-    return int(_syscall[0](number, 1, 0))  # IOPRIO_WHO_PROCESS, this process
+        _syscall[:] = [IOPRIO_GET.get(os.uname().machine),
+                       ctypes.CDLL(None, use_errno=True).syscall]
+    number, syscall = _syscall
+    return -1 if number is None else int(syscall(number, 1, 0))  # IOPRIO_WHO_PROCESS, itself
 
 
 class Zygote:
