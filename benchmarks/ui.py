@@ -38,9 +38,9 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import Page, sync_playwright
 
+from benchwright.results.folder import RunFolder
 from benchwright.results.record import Generation, Record
 from benchwright.results.summary import summarize
-from benchwright.run.folder import RunFolder
 from benchwright.workspace.workspace import init_workspace
 
 BIN = Path(sys.executable).parent / "benchwright"

@@ -10,11 +10,11 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 from benchwright.reference import MARKER, model_of, rewrite, undocumented
+from benchwright.results.folder import RunFolder
+from benchwright.results.jsonl import SkippedLines
 from benchwright.results.record import RECORD_FORMAT, Generation, Record
 from benchwright.results.summary import summarize_folder
 from benchwright.results.summaryfile import SummaryFile
-from benchwright.run.folder import RunFolder
-from benchwright.run.jsonl import SkippedLines
 from tests.conftest import Runner, only_run
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
@@ -27,7 +27,7 @@ def test_the_page_is_what_the_models_say_and_every_key_is_described() -> None:
     text = PAGE.read_text(encoding="utf-8")
     named = [m.group(2) for m in MARKER.finditer(text)]
     assert {"benchwright.results.record:Record", "benchwright.results.record:Generation",
-            "benchwright.run.folder:Manifest", "benchwright.config.model:ExecConfig",
+            "benchwright.results.folder:Manifest", "benchwright.config.model:ExecConfig",
             "benchwright.config.settings:Settings", "benchwright.task.model:TaskSource",
             "benchwright.task.model:Task", "benchwright.task.model:LanguageSpec",
             "benchwright.task.model:TestCase", "benchwright.agents.scenario:Scenario",

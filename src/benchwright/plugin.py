@@ -34,11 +34,11 @@ from benchwright.lang.base import ExecutionResult, Language, TestOutcome, TestSp
 from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
 from benchwright.registry import KINDS, Kind, Plugin, PluginFailure, Registry, registry
 from benchwright.results.compare import ComparisonResult
+from benchwright.results.folder import RunFolder
 from benchwright.results.formats import CompareFormat, ExportFormat, ReportFormat
+from benchwright.results.jsonl import SkippedLines
 from benchwright.results.record import Generation, Record
 from benchwright.run.executor import Executor
-from benchwright.run.folder import RunFolder
-from benchwright.run.jsonl import SkippedLines
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits, Session
 
 __all__ = [

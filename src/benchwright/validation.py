@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import os
 import re
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -447,6 +449,53 @@ def sample_outcome(records: Sequence[Record]) -> str:
     """A golden sample's outcome: its records' (the worker sets one on each); ``error`` when it
     has none, never ``pass``."""
     return (records[0].outcome if records else None) or "error"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One test case of a golden run, as the task editor shows it."""
+
+    test_case: str
+    status: str
+    error: str
+    line: int | None
+
+
+def golden_cases(ws: Workspace, path: Path, shown: str, text: str, task_name: str,
+                 language: str) -> tuple[str, list[CaseResult]]:
+    """Run ``task_name``'s golden solution in ``language``, the task as ``text`` (an unsaved
+    version of the task source at ``path``, named ``shown`` in problems) has it, through the
+    pipeline of :func:`golden_units` and :func:`run_golden`: the sample's outcome and each test
+    case's result (a sample with no test case gives one line, "(sample)").
+
+    Raises:
+        InputError: the text does not validate, or the task has no golden solution there.
+    """
+    fd, tmp = tempfile.mkstemp(prefix=".bw-golden-", suffix=".yaml", dir=path.parent)
+    got: list[Record] = []
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        doc, source, problems = parse_task_source(Path(tmp))
+        errors = [p for p in problems if p.severity == "error"]
+        if doc is None or source is None or errors:
+            raise InputError([Problem(shown, p.message, p.path, p.line, p.hint, p.severity) for p in errors])
+        mine = [t for t in source.tasks if t.name == task_name]
+        if not mine or language not in mine[0].golden_solution:
+            raise InputError([Problem(shown, f"{task_name} has no golden solution in {language}")])
+        loaded = LoadedSource.of(Path(tmp), doc, source.model_copy(update={"tasks": mine}))
+        units = [u for u in golden_units([loaded], ws, [language]) if u.language == language]
+        if not units:
+            raise InputError([Problem(shown, f"nothing to run for {task_name} in {language}")])
+        run_golden(units[:1], ws, lambda unit, gen, records: got.extend(records))
+    finally:
+        os.unlink(tmp)
+    outcome = sample_outcome(got)
+    cases = [CaseResult(r.test_case, r.status or "", r.error or "", r.line) for r in got
+             if r.test_case is not None]
+    if not cases:
+        cases = [CaseResult("(sample)", outcome, next((r.error for r in got if r.error), "") or "", None)]
+    return outcome, cases
 
 
 def check_golden(sources: Sequence[LoadedSource], ws: Workspace,

@@ -25,10 +25,7 @@ from typing import Any
 
 import pytest
 
-from benchwright.agents.evidence import Evidence
-from benchwright.agents.execution import scratch_root
-from benchwright.agents.records import agent_files, agent_records, file_names
-from benchwright.agents.runner import (
+from benchwright.agents.attempt import (
     RESPONSE_CAP,
     TRAJECTORY_STEPS,
     AgentRunResult,
@@ -36,8 +33,11 @@ from benchwright.agents.runner import (
     run_agent_task,
     run_command_agent,
 )
+from benchwright.agents.batch import scratch_root
+from benchwright.agents.evidence import Evidence
+from benchwright.agents.judging import judge_prompt
+from benchwright.agents.records import agent_files, agent_records, file_names
 from benchwright.agents.scenario import Scenario, load_scenario
-from benchwright.agents.verdict import judge_prompt
 from benchwright.agents.workspace import BIG_FILE, DIFF_CAP
 from benchwright.config.model import AgentSpec
 from benchwright.sandbox.base import Sandbox

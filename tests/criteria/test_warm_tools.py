@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from benchwright.criteria.python_analysis import PYRIGHT_CONFIG, PythonPyright
-from benchwright.criteria.toolbox import python_tool
 from benchwright.sandbox.base import SandboxLimits
 from benchwright.sandbox.select import best_sandbox
+from benchwright.toolbox import python_tool
 
 BROKEN = {
     "a type error": "def f(x: int) -> str:\n    return x\n",

@@ -593,8 +593,8 @@ def test_javac_starts_from_the_archive_setup_made_and_the_jdk_accepts_it() -> No
     starts from it, and this JDK maps it (``-Xshare:on`` fails when it cannot)."""
     import subprocess
 
-    from benchwright.criteria.toolbox import javac_archive
     from benchwright.lang.java import javac_flags
+    from benchwright.toolbox import javac_archive
 
     archive = javac_archive()
     assert archive is not None, "no javac archive: run ./scripts/setup"
@@ -609,7 +609,7 @@ def test_javac_starts_from_the_archive_setup_made_and_the_jdk_accepts_it() -> No
 @needs_jdk
 def test_a_damaged_archive_is_ignored_and_the_sample_still_compiles(tmp_path: Any,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from benchwright.criteria import toolbox
+    from benchwright import toolbox
     from benchwright.lang.java import javac_flags
 
     (tmp_path / "java").mkdir()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from benchwright.config import prices
 from benchwright.config.settings import Price, ProviderSettings, Settings
-from benchwright.model import prices, tokens
+from benchwright.model import tokens
 
 
 def test_default_prices_and_overrides() -> None:

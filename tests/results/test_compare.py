@@ -13,9 +13,9 @@ from rich.table import Table
 
 from benchwright.errors import UserError
 from benchwright.results.compare import compare, compare_table, compare_text
+from benchwright.results.folder import RunFolder
 from benchwright.results.record import Record
 from benchwright.results.summary import summarize
-from benchwright.run.folder import RunFolder
 
 
 def sample(run_id: str, model: str, task: str, n: int, ok: bool, *, cpu: float = 10.0,

@@ -14,9 +14,9 @@ import pytest
 
 from benchwright.errors import UserError
 from benchwright.results.export import SPEC_KEYS, export
+from benchwright.results.folder import RunFolder
 from benchwright.results.record import Record
 from benchwright.results.summary import summarize
-from benchwright.run.folder import RunFolder
 
 RID = "run-x"
 

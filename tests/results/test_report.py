@@ -13,6 +13,7 @@ import pytest
 from rich.table import Table
 
 from benchwright.errors import UserError
+from benchwright.results.folder import RunFolder
 from benchwright.results.record import Record
 from benchwright.results.report import (
     NONE,
@@ -22,7 +23,6 @@ from benchwright.results.report import (
     report_text,
 )
 from benchwright.results.summary import summarize
-from benchwright.run.folder import RunFolder
 
 MiB = 1024 * 1024
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchwright.errors import UserError
+from benchwright.results.folder import GENERATIONS_FILE, RECORDS_FILE, RUN_FILE, RunFolder
 from benchwright.results.record import Generation, Record
-from benchwright.run.folder import GENERATIONS_FILE, RECORDS_FILE, RUN_FILE, RunFolder
 
 
 def make_records(eid: str, outcome: str, n: int, task: str = "t") -> list[Record]:

@@ -6,7 +6,7 @@ import pytest
 
 from benchwright.config.settings import Settings
 from benchwright.errors import InputError
-from benchwright.run.narrowing import Narrowing
+from benchwright.results.folder import Narrowing
 from benchwright.run.plan import Plan, build_plan
 from tests.run.test_plan import config, source
 

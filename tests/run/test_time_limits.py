@@ -17,9 +17,9 @@ from benchwright.criteria.base import SampleContext, WallCap, wall_capped
 from benchwright.criteria.unit_test import UnitTest
 from benchwright.lang.base import TestSpec
 from benchwright.lang.java import JavaLanguage
+from benchwright.results.folder import LIMITS_FILE, RECORDS_FILE, SUMMARY_FILE
 from benchwright.results.record import Generation
 from benchwright.run import engine, timelimits
-from benchwright.run.folder import LIMITS_FILE, RECORDS_FILE, SUMMARY_FILE
 from benchwright.run.timelimits import derive
 from benchwright.sandbox.base import ProcessResult, Sandbox, SandboxLimits, Session
 from benchwright.sandbox.select import best_sandbox

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchwright.results.folder import RunFolder
 from benchwright.results.record import Record
 from benchwright.results.summary import summarize
-from benchwright.run.folder import RunFolder
 
 Outcomes = dict[tuple[str, str, str], list[str]]
 """(task, language, model) -> each sample's outcome."""

@@ -13,9 +13,9 @@ import pytest
 from playwright.sync_api import Browser
 
 from benchwright.errors import InfraError, InputError
+from benchwright.results.folder import RunFolder
+from benchwright.results.jsonl import SkippedLines
 from benchwright.results.record import Generation, Record
-from benchwright.run.folder import RunFolder
-from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import Service
 from benchwright.workspace.workspace import Workspace, init_workspace
 from tests.server.conftest import serving, shot

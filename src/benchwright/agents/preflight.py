@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchwright.agents import tools
-from benchwright.agents.execution import scratch_root
+from benchwright.agents.batch import scratch_root
 from benchwright.agents.invocation import tool_mounts
 from benchwright.agents.plan import AgentUnit
 from benchwright.config.model import AgentSpec

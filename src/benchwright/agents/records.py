@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from benchwright.agents.runner import AgentRunResult, ScorerOutcome
+from benchwright.agents.attempt import AgentRunResult, ScorerOutcome
 from benchwright.results.record import Outcome, Record, Verdict
 
 LANGUAGE = "agent"

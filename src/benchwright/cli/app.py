@@ -304,7 +304,7 @@ def status(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Show runs and their progress (the same state and counts as the API and the web UI)."""
-    from benchwright.run.folder import RunFolder
+    from benchwright.results.folder import RunFolder
     from benchwright.run.progress import read_progress
 
     ws = _ws(workspace)
@@ -348,7 +348,7 @@ def status(
 
 def _summary(ws: Workspace, run_id: str) -> tuple[Any, dict[str, Any]]:
     from benchwright.results.export import folder_summary
-    from benchwright.run.folder import RunFolder
+    from benchwright.results.folder import RunFolder
 
     folder = RunFolder(ws.run_dir(run_id))
     summary = folder_summary(folder)  # an unfinished run: summarised from what is there
@@ -359,7 +359,7 @@ def _summary(ws: Workspace, run_id: str) -> tuple[Any, dict[str, Any]]:
 
 def _warn_skipped(folder: Path, skipped: Any) -> None:
     """Warn about the lines of a run's files that could not be read, with their places."""
-    from benchwright.run.jsonl import SkippedLines
+    from benchwright.results.jsonl import SkippedLines
 
     lines = skipped if isinstance(skipped, SkippedLines) else SkippedLines.model_validate(skipped)
     if lines:
@@ -426,8 +426,8 @@ def export(
 ) -> None:
     """Export a run's records for CI and other tools."""
     from benchwright.results.export import export as do_export
-    from benchwright.run.folder import RunFolder
-    from benchwright.run.jsonl import SkippedLines
+    from benchwright.results.folder import RunFolder
+    from benchwright.results.jsonl import SkippedLines
     from benchwright.yamldoc import atomic_write
 
     folder = RunFolder(_ws(workspace).run_dir(run_id))
@@ -461,7 +461,7 @@ def compare(
     """Compare two runs: per model and criterion, and the tasks that flipped."""
     from benchwright.registry import registry
     from benchwright.results.compare import compare as do_compare
-    from benchwright.run.folder import RunFolder
+    from benchwright.results.folder import RunFolder
 
     ws = _ws(workspace)
     shape = registry.create("compare-format", fmt)

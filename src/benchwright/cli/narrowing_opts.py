@@ -10,7 +10,7 @@ import typer
 from benchwright.errors import UserError
 
 if TYPE_CHECKING:  # imported when a run starts: the CLI starts fast
-    from benchwright.run.narrowing import Narrowing
+    from benchwright.results.folder import Narrowing
 
 LimitOpt = Annotated[int | None, typer.Option(
     "--limit", min=1, help="Only the first N tasks of each task source (after the config's filters and --task).")]
@@ -31,7 +31,7 @@ def narrowing(limit: int | None, tasks: list[str] | None, models: list[str] | No
     Raises:
         UserError: narrowing flags with ``--resume``: a resumed run keeps its own narrowing.
     """
-    from benchwright.run.narrowing import Narrowing
+    from benchwright.results.folder import Narrowing
 
     out = Narrowing(limit=limit, tasks=list(dict.fromkeys(tasks or [])),
                     models=list(dict.fromkeys(models or [])), samples=samples)

@@ -138,9 +138,9 @@ class EnergySettings(BaseModel):
         """The figure for ``model`` and the key that gave it: an exact id first (as the price
         table matches: ``openai/gpt-4o-2024-08-06``, ``gpt-4o-2024-08-06``, ``gpt-4o``), then
         the first glob, in file order, that matches the id or its name after the provider."""
-        from benchwright.model.prices import _candidates
+        from benchwright.config.prices import model_names
 
-        for name in _candidates(model):
+        for name in model_names(model):
             if name in self.models:
                 return name, self.models[name]
         bare = model.rsplit("/", 1)[-1]
@@ -213,10 +213,10 @@ def _absolute(folder: Path) -> Path:
     return folder
 
 
-def _presets() -> dict[str, ProviderSettings]:
-    from benchwright.model.presets import PRESETS
+def _default_providers() -> dict[str, ProviderSettings]:
+    from benchwright.config.providers import DEFAULT_PROVIDERS
 
-    return {k: v.model_copy() for k, v in PRESETS.items()}
+    return {k: v.model_copy() for k, v in DEFAULT_PROVIDERS.items()}
 
 
 class Settings(BaseModel):
@@ -226,7 +226,7 @@ class Settings(BaseModel):
     default_provider: str | None = Field(default=None, description="The provider of a model id "
                                          "without `provider/`.")
     providers: dict[str, ProviderSettings] = Field(
-        default_factory=lambda: _presets(),
+        default_factory=lambda: _default_providers(),
         description="Named providers; without this key, the presets (openai, openrouter, mistral, "
         "anthropic, vllm, ollama, llamacpp, lmstudio).")
     sandbox: str | None = Field(default=None, description="Sandbox backend (default: best available).")

@@ -43,13 +43,13 @@ from benchwright.criteria.coveragerun import (
     server_argv,
     server_request,
 )
-from benchwright.criteria.toolbox import missing_file, python_tool
 from benchwright.criteria.toolserver import ToolServer
 from benchwright.errors import InfraError
 from benchwright.sandbox.base import Sandbox
 from benchwright.sandbox.servers import ThreadServers
 from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask
+from benchwright.toolbox import missing_file, python_tool
 
 
 def _ranges(lines: list[int]) -> str:

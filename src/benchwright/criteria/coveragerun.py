@@ -21,9 +21,9 @@ import textwrap
 from importlib import resources
 from typing import Any
 
-from benchwright.criteria.toolbox import tools_python
 from benchwright.lang.pyserver import RUNNER, SCRATCH
 from benchwright.sandbox.base import Sandbox, SandboxLimits
+from benchwright.toolbox import tools_python
 
 SOLUTION = "solution.py"
 SLOWDOWN = 3.0

@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from benchwright.criteria import toolbox
+from benchwright import toolbox
 from benchwright.criteria.base import Criterion, Measurement, SampleContext
 from benchwright.criteria.findings import Finding, FindingsCriterion
 from benchwright.criteria.java_coverage import JavaJacoco

@@ -59,7 +59,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from benchwright.criteria import toolbox
+from benchwright import toolbox
 from benchwright.criteria.base import Criterion, Measurement, SampleContext
 from benchwright.criteria.javatoolserver import ARGUMENT, FOLDER, JavaToolServer
 from benchwright.criteria.javatoolserver import REPORT as REPORT_PATH

@@ -17,11 +17,11 @@ from typing import Any, ClassVar, TypeGuard
 
 from benchwright.criteria.base import Measurement, SampleContext
 from benchwright.criteria.findings import Finding, FindingsCriterion
-from benchwright.criteria.toolbox import missing_file, python_tool, tools_python
 from benchwright.criteria.toolserver import ToolServer
 from benchwright.errors import InfraError
 from benchwright.sandbox.base import ProcessResult, Sandbox
 from benchwright.sandbox.servers import COLD_USES, ThreadServers
+from benchwright.toolbox import missing_file, python_tool, tools_python
 
 SOLUTION = "solution.py"
 PYTHON_VERSION = "3.11"

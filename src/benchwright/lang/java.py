@@ -171,8 +171,8 @@ JAVAC_ERROR = re.compile(r"(?m)^(?P<file>[^\s:][^:\n]*\.java):(?P<line>\d+): err
 
 def javac_flags() -> list[str]:
     """:data:`JAVAC_FLAGS`, after the class-data sharing archive of javac's classes when
-    ``./scripts/setup`` made one (see :func:`benchwright.criteria.toolbox.javac_archive`)."""
-    from benchwright.criteria.toolbox import javac_archive
+    ``./scripts/setup`` made one (see :func:`benchwright.toolbox.javac_archive`)."""
+    from benchwright.toolbox import javac_archive
 
     archive = javac_archive()
     return ([f"-J-XX:SharedArchiveFile={archive}"] if archive is not None else []) + list(JAVAC_FLAGS)

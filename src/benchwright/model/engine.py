@@ -17,8 +17,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
+from benchwright.config import prices
 from benchwright.config.settings import ProviderSettings, Settings
-from benchwright.model import prices, tokens
+from benchwright.model import tokens
 from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
 from benchwright.model.cache import AnswerCache, CachedAnswer, cache_key
 from benchwright.model.limits import Limits, ProviderLimits

@@ -27,7 +27,7 @@ from typing import Any
 from benchwright.config.settings import ProviderSettings
 from benchwright.errors import InfraError, UserError
 from benchwright.model.base import Answer, GenerationRequest, Provider, ProviderError
-from benchwright.run.jsonl import SkippedLines, read_lines
+from benchwright.results.jsonl import SkippedLines, read_lines
 
 GENERATIONS_FILE = "generations.jsonl"
 ANY_MODEL = ("", "*")

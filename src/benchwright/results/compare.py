@@ -33,7 +33,9 @@ from rich.table import Table
 from rich.text import Text
 
 from benchwright.results.export import folder_summary
+from benchwright.results.folder import RunFolder
 from benchwright.results.formats import CompareFormat
+from benchwright.results.jsonl import SkippedLines
 from benchwright.results.report import (
     NONE,
     Row,
@@ -45,8 +47,6 @@ from benchwright.results.report import (
 )
 from benchwright.results.stats import PairedDifference, paired_difference
 from benchwright.results.summary import NOT_COUNTED, higher_is_better
-from benchwright.run.folder import RunFolder
-from benchwright.run.jsonl import SkippedLines
 
 Presence = Literal["both", "only_a", "only_b"]
 TaskKey = tuple[str, str, str, str]
@@ -113,7 +113,7 @@ class ComparisonResult:
     over shared tasks (:class:`~benchwright.results.stats.PairedDifference`)."""
     skipped_lines: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per run (``a``, ``b``) whose files had lines that could not be read: those lines
-    (:class:`~benchwright.run.jsonl.SkippedLines`). The samples they leave incomplete are not
+    (:class:`~benchwright.results.jsonl.SkippedLines`). The samples they leave incomplete are not
     scored and so never flip."""
 
     def to_dict(self) -> dict[str, Any]:

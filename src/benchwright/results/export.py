@@ -31,12 +31,12 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Any
 
+from benchwright.results.folder import RECORDS_FILE, RecordsScan, RunFolder
 from benchwright.results.formats import ExportFormat
+from benchwright.results.jsonl import SkippedLines
 from benchwright.results.record import Record
 from benchwright.results.report import report_text
 from benchwright.results.summary import summarize_folder
-from benchwright.run.folder import RECORDS_FILE, RecordsScan, RunFolder
-from benchwright.run.jsonl import SkippedLines
 
 SPEC_KEYS = (
     "run_id", "execution_id", "task_source", "task", "language", "model", "sample", "criterion",

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from benchwright.results.compare import ComparisonResult
-    from benchwright.run.folder import RunFolder
-    from benchwright.run.jsonl import SkippedLines
+    from benchwright.results.folder import RunFolder
+    from benchwright.results.jsonl import SkippedLines
 
 __all__ = ["CompareFormat", "ExportFormat", "ReportFormat"]
 

@@ -29,8 +29,8 @@ from rich.table import Table
 from rich.text import Text
 
 from benchwright.results.formats import ReportFormat
+from benchwright.results.jsonl import SkippedLines
 from benchwright.results.reasons import notes as reason_notes
-from benchwright.run.jsonl import SkippedLines
 
 MISSED = "✗"
 NONE = "\u2013"

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from benchwright.run.jsonl import SkippedLines
+from benchwright.results.jsonl import SkippedLines
 
 FACETS = ("model", "task", "criterion", "verdict", "language", "outcome")
 """The record fields the data explorer filters on, each with the values present."""

@@ -50,7 +50,7 @@ WILSON_TAIL = 5
 
 CiMethod = Literal["wilson-clustered", "normal-clustered", "bootstrap-tasks", "none"]
 TestName = Literal["paired-t", "mcnemar-midp", "none"]
-Verdict = Literal["better", "worse", "same", "no significant difference", ""]
+Difference = Literal["better", "worse", "same", "no significant difference", ""]
 K = TypeVar("K", bound=Hashable)
 
 
@@ -84,7 +84,7 @@ class PairedDifference(BaseModel):
         "paired-t (t-test and t interval on task-level differences) or mcnemar-midp (one pass/fail "
         "sample a task: McNemar's exact mid-p test, normal interval)."))
     significant: bool = Field(description="Whether the 95 % interval excludes 0.")
-    verdict: Verdict = Field(description=(
+    verdict: Difference = Field(description=(
         "better or worse (given the criterion's direction) when significant, 'same' when every "
         "task is unchanged, else 'no significant difference'; '' when the criterion has no direction."))
 
@@ -279,7 +279,7 @@ def paired_difference(model: str, criterion: str, a: Mapping[K, Sequence[float]]
     if all(0.0 <= v <= 1.0 for v in (*ta, *tb)):  # a difference of two rates stays within [-1, 1]
         lo, hi = max(-1.0, lo), min(1.0, hi)
     significant = lo > 0 or hi < 0
-    verdict: Verdict = ""
+    verdict: Difference = ""
     if higher_is_better is not None:
         verdict = ("better" if (diff > 0) == higher_is_better else "worse") if significant else \
             "no significant difference"

@@ -20,7 +20,7 @@ from benchwright.results.record import Record
 from benchwright.results.stats import Estimate, bootstrap_mean, estimate, power_of
 
 if TYPE_CHECKING:
-    from benchwright.run.folder import RunFolder
+    from benchwright.results.folder import RunFolder
 
 PASS_AT = (1, 5, 10, 100)
 OUTCOMES = ("pass", "fail", "error", "untested", "infra_error")
@@ -215,7 +215,7 @@ def summarize_folder(folder: RunFolder, thresholds: dict[str, float] | None = No
     """:func:`summarize` of a run folder's records. When lines cannot be read, the samples they
     leave incomplete are not scored (see ``unreadable``) and the summary says so under
     ``skipped_lines``; the folder is then read twice more (to find those samples), else once."""
-    from benchwright.run.jsonl import SkippedLines
+    from benchwright.results.jsonl import SkippedLines
 
     skipped = SkippedLines()
     summary = summarize(folder.records(skipped), folder.run_id, thresholds)

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchwright.results.jsonl import SkippedLines
 from benchwright.results.reasons import FailureGroup
 from benchwright.results.stats import Estimate, Power
-from benchwright.run.jsonl import SkippedLines
 
 __all__ = ["CriterionSummary", "ModelSummary", "SampleRef", "SummaryFile", "ThresholdCheck",
            "TimeLimitsSummary"]

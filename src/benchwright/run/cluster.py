@@ -32,11 +32,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from benchwright.agents.execution import AgentDone
+from benchwright.agents.batch import AgentDone, OnAgent
 from benchwright.agents.plan import AgentUnit
 from benchwright.agents.records import infra_records
-from benchwright.agents.session import OnAgent
 from benchwright.config.settings import ProviderSettings
+from benchwright.dispatch import dispatch
 from benchwright.errors import UserError
 from benchwright.model import resolve as model_resolve
 from benchwright.model.base import Provider
@@ -45,7 +45,7 @@ from benchwright.model.engine import GenerationEngine, local_limits
 from benchwright.model.judge import Judge
 from benchwright.model.limits import Limits, RateLimiter
 from benchwright.results.record import Generation, Record
-from benchwright.run.executor import Executor, ExecutorOptions, OnGeneration, OnResult, dispatch
+from benchwright.run.executor import Executor, ExecutorOptions, OnGeneration, OnResult
 from benchwright.run.plan import SampleUnit
 from benchwright.run.worker import Worker, WorkerSpec
 from benchwright.sandbox.base import Sandbox
@@ -277,7 +277,7 @@ def run_units(services: Any, key: str, spec_box: list[Any], units: list[SampleUn
 
 def run_agent(services: Any, key: str, spec_box: list[Any], unit: AgentUnit) -> AgentDone:
     """One coding-agent unit on a worker: its records and its files' text, for the driver."""
-    from benchwright.agents.session import run_one
+    from benchwright.agents.batch import run_one
 
     host = _host(key, spec_box, services)
     return run_one(unit, run_id=host.worker.run_id, sandbox=host.sandbox, engine=host.engine,

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from benchwright import __version__
+from benchwright.agents.batch import agent_gates
 from benchwright.agents.plan import (
     AgentUnit,
     LoadedScenario,
@@ -29,7 +30,6 @@ from benchwright.agents.plan import (
 )
 from benchwright.agents.preflight import agent_problems, installed_version
 from benchwright.agents.records import write_agent_files
-from benchwright.agents.session import agent_gates
 from benchwright.config.load import config_from_data, load_config
 from benchwright.config.model import ExecConfig
 from benchwright.config.settings import Settings
@@ -42,13 +42,13 @@ from benchwright.model.cache import CACHE_FILE, GenerationCache
 from benchwright.model.engine import GenerationEngine
 from benchwright.model.judge import Judge
 from benchwright.registry import registry
+from benchwright.results.folder import UNREADABLE_SUFFIX, Narrowing, RunFolder
+from benchwright.results.jsonl import SkippedLines
 from benchwright.results.record import Generation, Record
 from benchwright.results.summary import summarize_folder
 from benchwright.run import timelimits
 from benchwright.run.executor import Executor, ExecutorOptions
-from benchwright.run.folder import UNREADABLE_SUFFIX, RunFolder
-from benchwright.run.jsonl import SkippedLines
-from benchwright.run.narrowing import Narrowing
+from benchwright.run.narrowing import narrowed_config, unlisted_models
 from benchwright.run.plan import Plan, SampleUnit, build_plan, execution_order, source_names_unique
 from benchwright.run.progress import ACTIVE, STATUS_VERSION, process_alive, process_token
 from benchwright.run.selection import selection_problems
@@ -146,7 +146,7 @@ def make_sandbox(ws: Workspace, preferred: str | None = None) -> Sandbox:
 
 def _judge_requests(judge: model_resolve.ResolvedModel, agents: Sequence[AgentUnit]) -> list[GenerationRequest]:
     """What the judge is asked about each agent run (each repeat), as a recorded judge finds it."""
-    from benchwright.agents.verdict import JUDGED_LANGUAGE, judged_task
+    from benchwright.agents.judging import JUDGED_LANGUAGE, judged_task
 
     return [GenerationRequest(model=judge.model, mode="instruct", messages=[], prompt="", language=JUDGED_LANGUAGE,
                               task=judged_task(u.scenario.name, u.task.name, u.agent.name), sample=s)
@@ -219,7 +219,7 @@ def prepare(ws: Workspace, config_path: Path, tasks: Sequence[str] = (),
     scenarios = load_scenarios(ws, config, config_path, doc)
     # what the config selects (with the command line's models and samples) must be something,
     # whatever --task and --limit then keep of it
-    asked = narrowing.applied(config, ws.settings)
+    asked = narrowed_config(narrowing, config, ws.settings)
     plan = build_plan(asked, str(config_path), sources, ws.settings, config_doc=doc)
     if chosen := selection_problems(asked, str(config_path), doc, sources, plan):
         raise InputError(chosen)
@@ -257,7 +257,7 @@ def checked_providers(ws: Workspace, plan: Plan, agents: Sequence[AgentUnit], co
     try:
         return make_providers(ws, plan, agents)
     except UserError as e:
-        unlisted = narrowing.unlisted_models(config)
+        unlisted = unlisted_models(narrowing, config)
         if not unlisted or isinstance(e, InputError):
             raise
         listed = ", ".join(m.label for m in config.llms) or "none"

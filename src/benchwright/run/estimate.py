@@ -12,10 +12,10 @@ from pydantic import BaseModel, Field
 
 from benchwright.agents.plan import agent_units, load_scenarios
 from benchwright.config.load import load_config
+from benchwright.config.prices import cost, find_price
 from benchwright.errors import InputError, PluginNotFound
 from benchwright.model import resolve as model_resolve
 from benchwright.model.cache import CACHE_FILE, GenerationCache, cache_key
-from benchwright.model.prices import cost, find_price
 from benchwright.model.tokens import estimate as estimate_tokens
 from benchwright.run.engine import load_sources, task_source_paths
 from benchwright.run.plan import SampleUnit, build_plan

@@ -7,56 +7,23 @@ from __future__ import annotations
 import abc
 import asyncio
 import os
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
+from benchwright.dispatch import dispatch
 from benchwright.results.record import Generation, Record
 from benchwright.run.plan import SampleUnit
 from benchwright.run.worker import Worker
 from benchwright.sandbox.base import Sandbox
 
 if TYPE_CHECKING:
+    from benchwright.agents.batch import OnAgent
     from benchwright.agents.plan import AgentUnit
-    from benchwright.agents.session import OnAgent
-
-T = TypeVar("T")
-_END = object()
 
 OnGeneration = Callable[[Generation], None]
 OnResult = Callable[[SampleUnit, Generation, list[Record]], None]
-
-
-async def dispatch(jobs: Iterable[T], one: Callable[[T], Coroutine[Any, Any, None]], limit: int) -> None:
-    """Await ``one(job)`` for every job, at most ``limit`` at once. The next job is taken from
-    ``jobs`` only when a place is free (a lazy iterable may size it then), and only unfinished
-    tasks are kept, so memory stays flat however many jobs there are. Cancelled: so are they."""
-    places = asyncio.Semaphore(limit)
-    running: set[asyncio.Task[None]] = set()
-
-    async def guarded(job: T) -> None:
-        try:
-            await one(job)
-        finally:
-            places.release()
-
-    pending = iter(jobs)
-    try:
-        while True:
-            await places.acquire()
-            job = next(pending, _END)
-            if job is _END:
-                places.release()
-                break
-            task = asyncio.create_task(guarded(job))  # type: ignore[arg-type]
-            running.add(task)
-            task.add_done_callback(running.discard)
-        if running:
-            await asyncio.gather(*running)
-    finally:
-        for task in running:
-            task.cancel()
 
 
 @dataclass(frozen=True)
@@ -95,7 +62,7 @@ class Executor(abc.ABC):
         """Run every coding-agent unit, reporting each one's records and files as it ends.
         Here: on this machine, ``worker.limits.concurrency`` (else a core each) at once, in
         ``sandbox`` (the run's, without the per-sample wall cap: agents have their own)."""
-        from benchwright.agents.session import run_agent_units
+        from benchwright.agents.batch import run_agent_units
 
         await run_agent_units(units, run_id=worker.run_id, sandbox=sandbox, engine=worker.engine,
                               judge=worker.judge, workers=worker.limits.concurrency or os.cpu_count() or 1,

@@ -13,88 +13,53 @@ import fnmatch
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from benchwright.config.model import ExecConfig, ModelSpec
 from benchwright.config.settings import Settings
 from benchwright.errors import InputError, Problem, UserError
 from benchwright.model import resolve as model_resolve
+from benchwright.results.folder import Narrowing
 
 WHERE = "command line"
 """The ``file`` of a narrowing's problems."""
 
 
-class Narrowing(BaseModel):
-    """How the command line narrowed a run; ``run.yaml`` keeps it as ``narrowed:`` and a
-    resumed run applies it again. An empty narrowing leaves the run as its config says."""
+def narrowed_config(narrowing: Narrowing, config: ExecConfig, settings: Settings) -> ExecConfig:
+    """``config`` with ``llms`` and ``samples`` replaced as ``narrowing`` says.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Raises:
+        InputError: a ``--model`` id the config does not list that no provider serves
+            (with the config's closest model ids as a hint).
+    """
+    update: dict[str, object] = {}
+    if narrowing.samples is not None:
+        update["samples"] = narrowing.samples
+    if narrowing.models:
+        update["llms"] = _models(narrowing, config, settings)
+    return config.model_copy(update=update) if update else config
 
-    limit: int | None = Field(
-        default=None, ge=1,
-        description="--limit: at most this many tasks of each task source, the first ones the "
-        "config's filters (and --task) keep. None: every task.")
-    tasks: list[str] = Field(
-        default_factory=list,
-        description="--task: fnmatch globs on task names; a task any of them matches is kept. "
-        "Empty: every task.")
-    models: list[str] = Field(
-        default_factory=list,
-        description="--model: the model ids run instead of the config's llms. An id (or name) "
-        "the config lists keeps that entry's settings (temperature, ...); any other id is run "
-        "as a plain id in llms would be. Empty: the config's llms.")
-    samples: int | None = Field(
-        default=None, ge=1, le=10_000,
-        description="--samples: generations per task, language and model instead of the "
-        "config's samples. None: the config's.")
 
-    @property
-    def active(self) -> bool:
-        """Whether anything is narrowed."""
-        return bool(self.limit or self.tasks or self.models or self.samples)
+def _models(narrowing: Narrowing, config: ExecConfig, settings: Settings) -> list[ModelSpec]:
+    chosen: list[ModelSpec] = []
+    problems: list[Problem] = []
+    for wanted in narrowing.models:
+        listed = [m for m in config.llms if wanted in (m.id, m.name)]
+        if not listed:
+            try:
+                model_resolve.resolve(wanted, settings)
+            except UserError as e:
+                problems.append(Problem(WHERE, str(e), path="--model",
+                                        hint=_closest(wanted, _labels(config))))
+                continue
+            listed = [ModelSpec(id=wanted)]
+        chosen += [m for m in listed if m not in chosen]
+    if problems:
+        raise InputError(problems)
+    return chosen
 
-    def flags(self) -> list[str]:
-        """The narrowing as command-line flags (for messages)."""
-        out = [f"--limit {self.limit}"] if self.limit else []
-        out += [f"--task {glob}" for glob in self.tasks]
-        out += [f"--model {model}" for model in self.models]
-        return out + ([f"--samples {self.samples}"] if self.samples else [])
 
-    def applied(self, config: ExecConfig, settings: Settings) -> ExecConfig:
-        """``config`` with ``llms`` and ``samples`` replaced as narrowed.
-
-        Raises:
-            InputError: a ``--model`` id the config does not list that no provider serves
-                (with the config's closest model ids as a hint).
-        """
-        update: dict[str, object] = {}
-        if self.samples is not None:
-            update["samples"] = self.samples
-        if self.models:
-            update["llms"] = self._models(config, settings)
-        return config.model_copy(update=update) if update else config
-
-    def _models(self, config: ExecConfig, settings: Settings) -> list[ModelSpec]:
-        chosen: list[ModelSpec] = []
-        problems: list[Problem] = []
-        for wanted in self.models:
-            listed = [m for m in config.llms if wanted in (m.id, m.name)]
-            if not listed:
-                try:
-                    model_resolve.resolve(wanted, settings)
-                except UserError as e:
-                    problems.append(Problem(WHERE, str(e), path="--model",
-                                            hint=_closest(wanted, _labels(config))))
-                    continue
-                listed = [ModelSpec(id=wanted)]
-            chosen += [m for m in listed if m not in chosen]
-        if problems:
-            raise InputError(problems)
-        return chosen
-
-    def unlisted_models(self, config: ExecConfig) -> list[str]:
-        """The ``--model`` ids the config's ``llms`` does not list."""
-        return [m for m in self.models if not any(m in (s.id, s.name) for s in config.llms)]
+def unlisted_models(narrowing: Narrowing, config: ExecConfig) -> list[str]:
+    """The ``--model`` ids of ``narrowing`` the config's ``llms`` does not list."""
+    return [m for m in narrowing.models if not any(m in (s.id, s.name) for s in config.llms)]
 
 
 def _labels(config: ExecConfig) -> list[str]:

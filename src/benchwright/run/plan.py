@@ -16,7 +16,8 @@ from benchwright.errors import InputError, Problem, UserError
 from benchwright.model import resolve as model_resolve
 from benchwright.model.base import GenerationRequest
 from benchwright.registry import registry
-from benchwright.run.narrowing import Narrowing, TaskPicker
+from benchwright.results.folder import Narrowing
+from benchwright.run.narrowing import TaskPicker, narrowed_config
 from benchwright.task.load import LoadedSource
 from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask, RenderFailure, render_task
@@ -199,7 +200,7 @@ def build_plan(
             narrowing selects no task or no model.
     """
     if narrowing is not None:
-        config = narrowing.applied(config, settings)
+        config = narrowed_config(narrowing, config, settings)
     picker = TaskPicker(narrowing or Narrowing())
     criteria, skipped = select_criteria(config, config_file, settings, config_doc)
     if not config.llms and config.agents:  # agents only: the criteria of model samples do not apply

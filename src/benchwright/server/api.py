@@ -23,8 +23,8 @@ from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 
 from benchwright import __version__
 from benchwright.errors import InfraError, InputError, Problem, UserError
+from benchwright.results.jsonl import SkippedLines
 from benchwright.run.estimate import Preview
-from benchwright.run.jsonl import SkippedLines
 from benchwright.run.progress import RunProgress
 from benchwright.server import auth
 from benchwright.server.guard import MAX_BODY_MB, Guard

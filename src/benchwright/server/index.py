@@ -7,7 +7,7 @@ An index follows its file: each use opens the file again (never through a symlin
 reader of a run folder does) and compares its device, inode, size and modification time with
 what the index was made from. A file that only grew (a run still being written) is read on from
 the last whole line; any other change (a repair that replaced the file, an edit) makes the index
-again. What a reader sees is exactly what :func:`benchwright.run.jsonl.read_lines` would give at
+again. What a reader sees is exactly what :func:`benchwright.results.jsonl.read_lines` would give at
 that moment: the same records in file order, and the same skipped lines with the same numbers
 and reasons (a last line without its newline is reported as torn, and read again once whole).
 """
@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import IO, Any, Generic, NamedTuple, TypeVar
 
 from benchwright.errors import InfraError
-from benchwright.results.record import Generation, Record
-from benchwright.run.folder import (
+from benchwright.results.folder import (
     GENERATIONS_FILE,
     RECORDS_FILE,
     RUN_FILE,
@@ -37,7 +36,7 @@ from benchwright.run.folder import (
     parse_generation,
     parse_record,
 )
-from benchwright.run.jsonl import (
+from benchwright.results.jsonl import (
     BadLine,
     SkippedLines,
     bad_line,
@@ -46,6 +45,7 @@ from benchwright.run.jsonl import (
     parse_line,
     sized_lines,
 )
+from benchwright.results.record import Generation, Record
 
 T = TypeVar("T")
 

@@ -26,15 +26,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from benchwright import yamldoc
 from benchwright.errors import InfraError, InputError, Problem, UserError
-from benchwright.run.folder import RunFolder
-from benchwright.run.jsonl import SkippedLines, open_run_file
+from benchwright.results.folder import RunFolder
+from benchwright.results.jsonl import SkippedLines, open_run_file
 from benchwright.run.progress import ACTIVE, RunProgress, process_alive, read_progress
 from benchwright.server.index import INDEXED, RecordsView, Row, RunIndexes, Summaries
 from benchwright.task.model import TaskSource
 from benchwright.workspace import Workspace
 
 if TYPE_CHECKING:
+    from benchwright.config.editor import ScorerTypes
     from benchwright.results.samples import MatrixRow, RunIndex
+    from benchwright.validation import CaseResult
 
 FileKind = Literal["config", "task-source", "scenario"]
 FOLDERS: dict[FileKind, str] = {"config": "configs", "task-source": "tasks", "scenario": "scenarios"}
@@ -367,6 +369,30 @@ class Service:
         return FileText(SETTINGS_FILE, text, etag(path.read_bytes())), problems
 
     # -- runs ----------------------------------------------------------------------------------
+
+    def run_golden(self, rel: str, text: str, task_name: str, language: str) -> tuple[str, list[CaseResult]]:
+        """Run a task's golden solution as the task editor's unsaved ``text`` of the task
+        source ``rel`` has it (see :func:`benchwright.validation.golden_cases`).
+
+        Raises:
+            InputError: the text does not validate, or the task has no golden solution there.
+        """
+        from benchwright.validation import golden_cases
+
+        return golden_cases(self.ws, self.inside(rel, "task-source"), rel, text, task_name, language)
+
+    def criterion_names(self) -> list[str]:
+        """The installed criteria (built-ins' and plug-ins'), for the config form."""
+        from benchwright.registry import registry
+
+        return registry.names("criterion")
+
+    def scorer_types(self) -> ScorerTypes:
+        """The installed scorer types and their models, for the scenario form."""
+        from benchwright.agents.scenario import installed_scorer_models
+        from benchwright.config.editor import ScorerTypes
+
+        return ScorerTypes(dict(installed_scorer_models()))
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run of the workspace, newest first (by when it was created), with its state,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchwright.errors import BenchwrightError
+from benchwright.results.jsonl import SkippedLines
 from benchwright.results.samples import FACETS
-from benchwright.run.jsonl import SkippedLines
 from benchwright.server.service import Service
 from benchwright.server.ui.access import Access
 from benchwright.server.ui.layout import denied, frame

@@ -15,13 +15,10 @@ log = logging.getLogger(__name__)
 
 def register(service: Service, *, auth_on: bool) -> None:
     """Define every page (NiceGUI keeps them for the process)."""
-    from benchwright.server.ui.forms import register_forms
-    from benchwright.server.ui.tasks import register_tasks
+    from benchwright.server.ui import forms, tasks
 
     access = Access(service, auth_on)
-    register_forms(service, access)
-    register_tasks(service, access)
-    for module in (files, launch, runs, explorer, compare, sample):
+    for module in (forms, tasks, files, launch, runs, explorer, compare, sample):
         module.register(service, access)
 
     def failed(error: Exception) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from benchwright.agents.evidence import Evidence, ScorerRow
-from benchwright.agents.verdict import (
+from benchwright.agents.judging import (
     DIFF_BUDGET,
     FAILURE_MODES,
     REPEAT_TEMPERATURE,

@@ -1,4 +1,4 @@
-"""One agent on one scenario task, as the document says: copy the workspace, set it up, commit
+"""One attempt: one agent on one scenario task, as the document says: copy the workspace, set it up, commit
 the baseline, hide the hidden files, run the agent, save what it said and did, put the hidden
 files back, capture the diff, run the scorers in the still-live workspace, then the judge; and
 the three gates: ``objective``, ``judge`` and ``run-badge``.

@@ -12,7 +12,7 @@ def _p(type_: str, base_url: str, key: str | None = None) -> ProviderSettings:
     return ProviderSettings(type=type_, base_url=base_url, api_key_env=key)
 
 
-PRESETS: dict[str, ProviderSettings] = {
+DEFAULT_PROVIDERS: dict[str, ProviderSettings] = {
     "openai": _p("openai-compatible", "https://api.openai.com/v1", "OPENAI_API_KEY"),
     "openrouter": _p("openai-compatible", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
     "mistral": _p("openai-compatible", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),

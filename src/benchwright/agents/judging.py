@@ -364,7 +364,7 @@ class Claim:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class RubricVerdict:
     """One answer of the judge, read."""
 
     verdict: Literal["PASS", "FAIL"]
@@ -498,7 +498,7 @@ def _claims(value: Any) -> tuple[Claim, ...]:
     return tuple(out)
 
 
-def _from_mapping(data: dict[Any, Any]) -> Verdict | str:
+def _from_mapping(data: dict[Any, Any]) -> RubricVerdict | str:
     """The verdict in ``data``, or why it has none."""
     d = _normalised(data)
     missing = [k for k in ("verdict", *SCORE_KEYS) if k not in d]
@@ -519,12 +519,12 @@ def _from_mapping(data: dict[Any, Any]) -> Verdict | str:
         mode = key_of(given) if given else "other"
         if mode not in FAILURE_MODES:
             mode = "other"
-    return Verdict(verdict, scores["task_completion"], scores["instruction_adherence"],
+    return RubricVerdict(verdict, scores["task_completion"], scores["instruction_adherence"],
                    scores["efficiency"], mode, _text(d.get("reasoning")),
                    _claims(d.get("fact_check")))
 
 
-def read_verdict(text: str) -> tuple[Verdict | None, str]:
+def read_verdict(text: str) -> tuple[RubricVerdict | None, str]:
     """The verdict in a judge's answer and ``""``, or ``None`` and why there is none.
 
     Tried in order, the first usable one wins: each fenced block (JSON or YAML, else its
@@ -538,14 +538,14 @@ def read_verdict(text: str) -> tuple[Verdict | None, str]:
     why = ""
     for _found, data in answer_mappings(text, lambda key, _value: _key(key) in _RUBRIC_KEYS):
         got = _from_mapping(data)
-        if isinstance(got, Verdict):
+        if isinstance(got, RubricVerdict):
             return got, ""
         if not why and _RUBRIC_KEYS & _normalised(data).keys():
             why = got
     return None, why or "it has no YAML or JSON object with the rubric's keys"
 
 
-def parse_verdict(text: str) -> Verdict | None:
+def parse_verdict(text: str) -> RubricVerdict | None:
     """The verdict in a judge's answer, or ``None`` when it has none usable (see
     :func:`read_verdict`)."""
     return read_verdict(text)[0]
@@ -559,7 +559,7 @@ class JudgeAnswer:
 
     repeat: int
     status: Literal["scored", "unparseable"]
-    verdict: Verdict | None
+    verdict: RubricVerdict | None
     text: str | None
     """The judge's raw answer (``None``: it did not answer)."""
     error: str | None

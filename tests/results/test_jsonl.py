@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from benchwright.errors import InfraError
-from benchwright.results.record import Generation, Record
-from benchwright.results.summary import summarize_folder
-from benchwright.run import jsonl
-from benchwright.run.folder import (
+from benchwright.results import jsonl
+from benchwright.results.folder import (
     GENERATIONS_FILE,
     RECORDS_FILE,
     STATUS_FILE,
     SUMMARY_FILE,
     RunFolder,
 )
-from benchwright.run.jsonl import SkippedLines, read_lines
+from benchwright.results.jsonl import SkippedLines, read_lines
+from benchwright.results.record import Generation, Record
+from benchwright.results.summary import summarize_folder
 
 
 def records(eid: str, outcome: str, n: int, task: str = "t", model: str = "m") -> list[Record]:

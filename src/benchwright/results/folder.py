@@ -3,7 +3,7 @@
 
 The JSONL files are append-only, one ``write`` per sample, so a kill at any moment leaves at
 most one torn line, which :meth:`RunFolder.repair` drops on resume. Every reader goes through
-:mod:`benchwright.run.jsonl`: a line that cannot be read (torn, not UTF-8, not a record) is
+:mod:`benchwright.results.jsonl`: a line that cannot be read (torn, not UTF-8, not a record) is
 skipped and counted, never a traceback; :meth:`RunFolder.repair` moves such lines to
 ``<file>.unreadable`` (nothing is lost) and the samples they belonged to run again. A YAML
 file of the folder that cannot be read is an :class:`InfraError` naming the file (exit 3).
@@ -23,9 +23,8 @@ from pydantic_core import PydanticSerializationError
 
 from benchwright import yamldoc
 from benchwright.errors import InfraError, InputError, UserError
+from benchwright.results.jsonl import BadLine, SkippedLines, model_parser, open_run_file, read_lines
 from benchwright.results.record import Generation, Record
-from benchwright.run.jsonl import BadLine, SkippedLines, model_parser, open_run_file, read_lines
-from benchwright.run.narrowing import Narrowing
 
 RUN_FILE = "run.yaml"
 STATUS_FILE = "status.yaml"
@@ -39,6 +38,43 @@ could not be read, as they were (a line too long to keep is left out)."""
 
 parse_record = model_parser(Record, "record")
 parse_generation = model_parser(Generation, "generation")
+
+
+class Narrowing(BaseModel):
+    """How the command line narrowed a run; ``run.yaml`` keeps it as ``narrowed:`` and a
+    resumed run applies it again. An empty narrowing leaves the run as its config says."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    limit: int | None = Field(
+        default=None, ge=1,
+        description="--limit: at most this many tasks of each task source, the first ones the "
+        "config's filters (and --task) keep. None: every task.")
+    tasks: list[str] = Field(
+        default_factory=list,
+        description="--task: fnmatch globs on task names; a task any of them matches is kept. "
+        "Empty: every task.")
+    models: list[str] = Field(
+        default_factory=list,
+        description="--model: the model ids run instead of the config's llms. An id (or name) "
+        "the config lists keeps that entry's settings (temperature, ...); any other id is run "
+        "as a plain id in llms would be. Empty: the config's llms.")
+    samples: int | None = Field(
+        default=None, ge=1, le=10_000,
+        description="--samples: generations per task, language and model instead of the "
+        "config's samples. None: the config's.")
+
+    @property
+    def active(self) -> bool:
+        """Whether anything is narrowed."""
+        return bool(self.limit or self.tasks or self.models or self.samples)
+
+    def flags(self) -> list[str]:
+        """The narrowing as command-line flags (for messages)."""
+        out = [f"--limit {self.limit}"] if self.limit else []
+        out += [f"--task {glob}" for glob in self.tasks]
+        out += [f"--model {model}" for model in self.models]
+        return out + ([f"--samples {self.samples}"] if self.samples else [])
 
 
 class ManifestSource(BaseModel):

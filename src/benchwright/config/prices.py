@@ -36,8 +36,10 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
 _DEFAULTS = {k: Price(input=i, output=o) for k, (i, o) in DEFAULT_PRICES.items()}
 
 
-def _candidates(model: str) -> list[str]:
-    """``openai/gpt-4o-2024-08-06`` -> itself, ``gpt-4o-2024-08-06``, ``gpt-4o``..."""
+def model_names(model: str) -> list[str]:
+    """The names a table may list ``model`` under, most specific first:
+    ``openai/gpt-4o-2024-08-06`` -> itself, ``gpt-4o-2024-08-06``, ``gpt-4o``... (the price table
+    and the energy figures match a model the same way)."""
     names = [model]
     if "/" in model:
         names.append(model.rsplit("/", 1)[1])
@@ -58,7 +60,7 @@ def find_price(model: str, provider: ProviderSettings | None, settings: Settings
         tables.append(settings.prices)
     tables.append(_DEFAULTS)
     for table in tables:
-        for name in _candidates(model):
+        for name in model_names(model):
             if name in table:
                 return table[name]
     return None
