@@ -51,7 +51,9 @@ PLUGIN_API = ["KINDS", "AgentContext", "AgentPreset", "Answer", "BenchwrightErro
               "SampleContext", "Sandbox", "SandboxLimits", "Scorer", "ScorerBase", "ScorerContext",
               "ScorerResult", "Session", "TestOutcome", "TestSpec", "UserError", "registry",
               "CompareFormat", "ComparisonResult", "ExportFormat", "ReportFormat", "RunFolder",
-              "SkippedLines"]
+              "SkippedLines", "Converted", "HomeReader", "ModelRoute", "Package", "Wire", "step"]
+TESTING_API = ["AnswerFn", "AnthropicServer", "FakeServer", "OpenAIServer", "RecordedRequest", "Reply",
+               "ScriptedModel", "ScriptedServer"]
 
 
 def test_the_plugin_api_is_pinned_and_holds_every_kinds_base_class() -> None:
@@ -68,6 +70,10 @@ def test_the_plugin_api_is_pinned_and_holds_every_kinds_base_class() -> None:
     exported = {getattr(api, name) for name in api.__all__ if isinstance(getattr(api, name), type)}
     assert {base_class(kind) for kind in KINDS} <= exported
     assert api.registry is registry
+    import benchwright.testing as testing  # the stand-in servers a plug-in's tests run against
+
+    assert sorted(testing.__all__) == sorted(TESTING_API)
+    assert all(hasattr(testing, name) for name in TESTING_API)
 
 
 def test_builtins_come_through_the_entry_point() -> None:

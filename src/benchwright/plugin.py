@@ -17,6 +17,9 @@ the :class:`Registry` and registers factories, e.g.::
     def register(reg: Registry) -> None:
         reg.add("criterion", "line-count", LineCount)
 
+An agent preset also gets what it builds a turn from and gives back (:class:`AgentContext`,
+:class:`ModelRoute`, :class:`Package`, :class:`Converted`, :func:`step`).
+
 A factory must make an instance of its kind's base class (``registry.create`` checks it); a name
 already registered needs ``override=True``. Local servers that speak the OpenAI and Anthropic
 protocols, to test a provider without a paid API, are in :mod:`benchwright.testing`.
@@ -24,7 +27,16 @@ protocols, to test a provider without a paid API, are in :mod:`benchwright.testi
 
 from __future__ import annotations
 
-from benchwright.agents.preset import AgentContext, AgentPreset
+from benchwright.agents.preset import (
+    AgentContext,
+    AgentPreset,
+    Converted,
+    HomeReader,
+    ModelRoute,
+    Package,
+    Wire,
+    step,
+)
 from benchwright.agents.scenario import ScorerBase
 from benchwright.agents.scorer import Scorer, ScorerContext, ScorerResult
 from benchwright.criteria.base import Criterion, Measurement, SampleContext
@@ -49,18 +61,22 @@ __all__ = [
     "BenchwrightError",
     "CompareFormat",
     "ComparisonResult",
+    "Converted",
     "Criterion",
     "ExecutionResult",
     "Executor",
     "ExportFormat",
     "Generation",
     "GenerationRequest",
+    "HomeReader",
     "ImportRequest",
     "Importer",
     "InfraError",
     "Kind",
     "Language",
     "Measurement",
+    "ModelRoute",
+    "Package",
     "Plugin",
     "PluginError",
     "PluginFailure",
@@ -83,5 +99,7 @@ __all__ = [
     "TestOutcome",
     "TestSpec",
     "UserError",
+    "Wire",
     "registry",
+    "step",
 ]

@@ -238,3 +238,116 @@ def test_why_a_run_badge_failed_is_in_the_report(workspace: Path) -> None:
     assert "exit status 3" in rows["crashes"] and "Traceback: model unreachable" in rows["crashes"]
     assert "exit status 127" in rows["missing"] and "did not find the agent's program" in rows["missing"]
     assert "no-such-agent-cli" in rows["missing"]
+
+
+KIT_AGENT_PLUGIN = r'''
+import json
+import shlex
+
+from benchwright.plugin import AgentContext, AgentPreset, Converted, Package, step
+
+AGENT = """
+import json, os, subprocess, sys, urllib.request
+
+base, key, model, prompt_file = sys.argv[1:5]
+messages = [{"role": "user", "content": open(prompt_file).read()}]
+tools = [{"type": "function", "function": {"name": "bash", "parameters": {
+    "type": "object", "properties": {"command": {"type": "string"}}}}}]
+for _ in range(8):
+    asked = json.dumps({"model": model, "messages": messages, "tools": tools}).encode()
+    request = urllib.request.Request(base + "/chat/completions", asked, {
+        "Authorization": "Bearer " + key, "Content-Type": "application/json"})
+    reply = json.load(urllib.request.urlopen(request, timeout=60))["choices"][0]["message"]
+    messages.append(reply)
+    if not reply.get("tool_calls"):
+        print(json.dumps({"final": reply.get("content") or ""}))
+        break
+    for call in reply["tool_calls"]:
+        command = json.loads(call["function"]["arguments"])["command"]
+        done = subprocess.run(command, shell=True, capture_output=True, text=True)
+        print(json.dumps({"ran": command, "exit": done.returncode}), flush=True)
+        messages.append({"role": "tool", "tool_call_id": call["id"], "content": done.stdout + done.stderr})
+"""
+
+
+class KitAgent(AgentPreset):
+    """A third party's agent CLI: a loop of shell tool calls over the OpenAI wire."""
+
+    name = "kit-agent"
+    title = "Kit agent"
+    homepage = "https://example.org/kit-agent"
+    package = Package("pip", "wheel", "0.45.1", "wheel", note="stands for the kit's own package")
+    wire = "openai"
+
+    def command(self, ctx: AgentContext) -> str:
+        python = ctx.program.rsplit("/", 1)[0] + "/python"
+        return " ".join(shlex.quote(a) for a in (python, ctx.home + "/kit_agent.py", ctx.route.openai_base,
+                                                  ctx.route.key, ctx.route.model, ctx.prompt_file))
+
+    def home_files(self, ctx: AgentContext) -> dict[str, bytes]:
+        return {"kit_agent.py": AGENT.encode()}
+
+    def convert(self, stdout, home, ctx):
+        out = Converted()
+        for line in stdout.decode(errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and "ran" in event:
+                out.steps.append(step("tool_call", tool="bash", arguments={"command": event["ran"]}))
+            elif isinstance(event, dict) and "final" in event:
+                out.response = str(event["final"])
+        return out
+
+
+def register(reg):
+    reg.add("agent-preset", "kit-agent", KitAgent, "a third party's agent CLI")
+'''
+
+
+def test_a_third_party_agent_preset_is_installed_and_graded_from_yaml(workspace: Path, tmp_path: Path) -> None:
+    """An agent preset a plug-in package registers works as benchwright's own do: ``list
+    agents`` shows it, ``agents install`` installs its package, and a config naming it with
+    ``preset:`` runs it in the sandbox against its model, with its trajectory converted."""
+    from tests.test_plugins import install as install_plugin
+
+    site = tmp_path / "site"
+    install_plugin(site, "bw-kit-agent", "bw_kit_agent", KIT_AGENT_PLUGIN, "bw_kit_agent:register")
+    folder = Path(tempfile.mkdtemp(prefix="bw-kit-tools-", dir="/tmp"))
+    folder.chmod(0o755)
+    path = workspace / "models" / "kit.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(yaml.safe_dump(_script("bash", [FIX, TESTS], "parse('') returns [] now.")))
+    server = Recording(ScriptedModel.load(path))
+    server.start()
+    try:
+        env = {"PYTHONPATH": str(site), "BENCHWRIGHT_AGENT_TOOLS": str(folder), "SCRIPT_KEY": KEY,
+               "COLUMNS": "200"}
+        listed = run_cli("list", "agents", env=env)
+        assert listed.returncode == 0 and "kit-agent" in listed.stdout, listed.stdout + listed.stderr
+        done = run_cli("agents", "install", "kit-agent", env=env, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert installed("kit-agent", folder) is not None
+        _provider(workspace, "kit", server.url)
+        (workspace / "configs" / "kit.yaml").write_text(yaml.safe_dump({
+            "version": 1, "scenarios": ["scenarios/parser-fixes.yaml"], "llm-judge": "kit/judge",
+            "agents": [{"preset": "kit-agent", "model": "kit/m", "timeout_s": 300}]}))
+        proc = run_cli("run", "configs/kit.yaml", cwd=workspace, env=env, timeout=900)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        run = only_run(workspace)
+        gates = {r["criterion"]: r for r in read_jsonl(run / "records.jsonl") if r["model"] == "kit-agent:kit/m"}
+        assert {g: gates[g]["verdict"] for g in ("objective", "judge", "run-badge")} == \
+            {"objective": "pass", "judge": "pass", "run-badge": "pass"}, gates["run-badge"]["output"]
+        details = gates["run-badge"]["details"]
+        assert details["change"]["paths"] == ["src/parser.py"] and details["model"]["requests"] >= 3
+        steps = read_jsonl(run / details["files"]["trajectory"])
+        assert [s["arguments"]["command"] for s in steps if s.get("kind") == "tool_call"] == [FIX, TESTS]
+        assert KEY not in _every_file(run)
+        # without the package, the same config says the preset is unknown
+        without = run_cli("validate", "configs/kit.yaml", cwd=workspace,
+                          env={"BENCHWRIGHT_AGENT_TOOLS": str(folder)})
+        assert without.returncode == 2 and "kit-agent" in without.stdout + without.stderr
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)

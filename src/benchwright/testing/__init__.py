@@ -7,6 +7,7 @@ part benchwright itself imports, when that command runs). No third-party package
 benchwright's own.
 """
 
+from benchwright.testing.script import ScriptedModel, ScriptedServer
 from benchwright.testing.servers import (
     AnswerFn,
     AnthropicServer,
@@ -16,4 +17,5 @@ from benchwright.testing.servers import (
     Reply,
 )
 
-__all__ = ["AnswerFn", "AnthropicServer", "FakeServer", "OpenAIServer", "RecordedRequest", "Reply"]
+__all__ = ["AnswerFn", "AnthropicServer", "FakeServer", "OpenAIServer", "RecordedRequest", "Reply",
+           "ScriptedModel", "ScriptedServer"]
