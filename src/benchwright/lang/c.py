@@ -348,6 +348,30 @@ class _Layout:
 # --------------------------------------------------------------------------- the language
 
 
+@dataclass(frozen=True)
+class _Sample:
+    """One sample's test program as :meth:`_CFamily.run_tests` prepared it: what ``_run``
+    compiles (or takes from an earlier sample's build) and runs."""
+
+    layout: _Layout
+    plain: str
+    """The test program's source without a precompiled header (what the build key hashes)."""
+    compile_argv: list[str]
+    driver: dict[str, bytes]
+    """benchwright's own files of the build: ``bw_main.o`` and the driver's headers."""
+    judge: bytes
+    """The test judge's executable."""
+    job: str
+    """The judge's stdin: the nonce, the caps and each test's time limit."""
+    nonce: str
+    timeouts: list[float]
+    limits: SandboxLimits
+    key: str | None
+    """The build's key in the build cache; None: this build is never kept."""
+    report: str
+    """The shell line that prints the program's hash after a compile (empty without a key)."""
+
+
 class _CFamily(Language):
     """Shared by C and C++; subclasses set the compiler and flags."""
 
@@ -460,16 +484,16 @@ class _CFamily(Language):
                             {f"bw_tests{ext}": plain.encode(), **driver})
             # the program's hash, printed before any of the sample's code runs: the first line
             report = f"{shlex.quote(hasher)} {PROGRAM}\n"
+        sample = _Sample(layout, plain, compile_argv, driver, judge, job, nonce, timeouts, limits, key, report)
         with self.builds.lookup(key) if self.builds is not None else nullcontext() as program:
-            return self._run(sandbox, layout, program, key, report, plain, compile_argv, driver,
-                             judge, job, nonce, timeouts, limits)
+            return self._run(sandbox, sample, program)
 
-    def _run(self, sandbox: Sandbox, layout: _Layout, program: bytes | None, key: str | None,
-             report: str, plain: str, compile_argv: list[str], driver: dict[str, bytes],
-             judge: bytes, job: str, nonce: str, timeouts: list[float], limits: SandboxLimits
-             ) -> ExecutionResult:
-        """Compile (unless ``program`` is an earlier sample's; after a compile, ``report``
-        prints its hash) and run the tests."""
+    def _run(self, sandbox: Sandbox, sample: _Sample, program: bytes | None) -> ExecutionResult:
+        """Compile (unless ``program`` is an earlier sample's; after a compile, the sample's
+        ``report`` prints its hash) and run the tests."""
+        layout, plain, compile_argv, driver = sample.layout, sample.plain, sample.compile_argv, sample.driver
+        judge, job, nonce, timeouts = sample.judge, sample.job, sample.nonce, sample.timeouts
+        limits, key, report = sample.limits, sample.key, sample.report
         compiler, ext, tests = compile_argv[0], self.file_extension, layout.tests
         files: dict[str, bytes] = {}
         source = plain
