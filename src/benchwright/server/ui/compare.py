@@ -107,25 +107,33 @@ def show_comparison(service: Service, result: dict[str, Any]) -> None:
                     flips, "flips", FLIPS_PAGE)
 
 
+def compare_page(service: Service, access: Access, a: str | None = None, b: str | None = None) -> None:
+    """Two runs to choose and, once both are chosen, their comparison."""
+    from nicegui import ui
+
+    if denied(access, "Compare two runs"):
+        return
+    with frame("Compare two runs", access):
+        runs = [r["run_id"] for r in service.runs()]
+        with ui.row().classes("items-end"):
+            first = ui.select(runs, value=a or (runs[1] if len(runs) > 1 else None), label="run A") \
+                .classes("w-80").props('data-testid="run-a"')
+            second = ui.select(runs, value=b or (runs[0] if runs else None), label="run B") \
+                .classes("w-80").props('data-testid="run-b"')
+            ui.button("Compare", on_click=lambda: ui.navigate.to(link_to(
+                "/compare", a=str(first.value or ""), b=str(second.value or "")))).props('data-testid="compare"')
+        if not (a and b):
+            return
+        try:
+            show_comparison(service, service.compare(a, b))
+        except InfraError as e:
+            problem(service.shown(e))
+
+
 def register(service: Service, access: Access) -> None:
+    """Define the ``/compare`` page (relative to the UI's mount)."""
     from nicegui import ui
 
     @ui.page("/compare")
-    def compare_page(a: str | None = None, b: str | None = None) -> None:
-        if denied(access, "Compare two runs"):
-            return
-        with frame("Compare two runs", access):
-            runs = [r["run_id"] for r in service.runs()]
-            with ui.row().classes("items-end"):
-                first = ui.select(runs, value=a or (runs[1] if len(runs) > 1 else None), label="run A") \
-                    .classes("w-80").props('data-testid="run-a"')
-                second = ui.select(runs, value=b or (runs[0] if runs else None), label="run B") \
-                    .classes("w-80").props('data-testid="run-b"')
-                ui.button("Compare", on_click=lambda: ui.navigate.to(link_to(
-                    "/compare", a=str(first.value or ""), b=str(second.value or "")))).props('data-testid="compare"')
-            if not (a and b):
-                return
-            try:
-                show_comparison(service, service.compare(a, b))
-            except InfraError as e:
-                problem(service.shown(e))
+    def _compare(a: str | None = None, b: str | None = None) -> None:
+        compare_page(service, access, a, b)

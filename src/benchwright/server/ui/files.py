@@ -41,109 +41,138 @@ def date_text(iso: str) -> str:
     return iso.replace("T", " ")[:16] + " UTC" if len(iso) >= 16 else iso
 
 
-def register(service: Service, access: Access) -> None:
+def _new_file_form(service: Service, access: Access) -> None:
+    """Pick a kind, type a name, get the kind's starter file, opened in its editor."""
     from nicegui import run, ui
 
-    def new_file_form() -> None:
-        """Pick a kind, type a name, get the kind's starter file, opened in its editor."""
-        with testid(ui.card().classes("w-full max-w-3xl"), "new-file"):
-            ui.label("New file").classes("text-lg font-medium")
-            with ui.row().classes("w-full items-start gap-2"):
-                kind = testid(ui.select({k: v for k, v in KIND_LABELS.items()}, value="task-source",
-                                        label="kind").classes("w-48"), "new-kind")
-                name = testid(ui.input("file name", placeholder="my-file.yaml").classes("w-72"), "new-name")
-                folder = ui.label().classes("text-slate-500 pt-4")
-                kind.on_value_change(lambda e: folder.set_text(f"in {FOLDERS[e.value]}/"))
-                folder.set_text(f"in {FOLDERS[kind.value]}/")
-                create = testid(ui.button("Create"), "create")
-            messages = ui.column().classes("w-full")
+    with testid(ui.card().classes("w-full max-w-3xl"), "new-file"):
+        ui.label("New file").classes("text-lg font-medium")
+        with ui.row().classes("w-full items-start gap-2"):
+            kind = testid(ui.select({k: v for k, v in KIND_LABELS.items()}, value="task-source",
+                                    label="kind").classes("w-48"), "new-kind")
+            name = testid(ui.input("file name", placeholder="my-file.yaml").classes("w-72"), "new-name")
+            folder = ui.label().classes("text-slate-500 pt-4")
+            kind.on_value_change(lambda e: folder.set_text(f"in {FOLDERS[e.value]}/"))
+            folder.set_text(f"in {FOLDERS[kind.value]}/")
+            create = testid(ui.button("Create"), "create")
+        messages = ui.column().classes("w-full")
 
-        async def make() -> None:
-            messages.clear()
-            if not may_write(access, messages):
-                return
-            k: FileKind = kind.value
-            rel = f"{FOLDERS[k]}/{(name.value or '').strip()}"
-            try:
-                made = await run.io_bound(service.create_file, rel, k)
-            except (Conflict, UserError) as e:
-                with messages:
-                    problem(service.shown(e))
-                return
-            if made is not None:
-                ui.navigate.to(link_to(FORM_PAGES.get(k, "/edit"), path=made.path))  # its form editor
-
-        create.on_click(make)
-
-    def file_rows(kind: FileKind) -> None:
-        files = service.list_files(kind)
-        if not files:
-            ui.label("no files yet").classes("text-slate-500 text-sm")
+    async def make() -> None:
+        messages.clear()
+        if not may_write(access, messages):
             return
-        with ui.grid(columns=FILE_COLUMNS).classes("gap-x-6 gap-y-1 items-center"):
-            for head in ("file", "editor", "kind", "size", "modified"):
-                ui.label(head).classes("text-xs uppercase text-slate-500")
-            for f in files:
-                testid(ui.link(f.path, link_to("/edit", path=f.path)).classes("break-all"), f"file-{f.path}")
-                form = FORM_PAGES.get(kind)
-                if form is not None:
-                    testid(ui.link("form", link_to(form, path=f.path)), f"form-{f.path}")
-                else:
-                    ui.label("")
-                ui.label(KIND_LABELS[kind])
-                testid(ui.label(size_text(f.size)), f"size-{f.path}")
-                testid(ui.label(date_text(f.modified)), f"modified-{f.path}")
+        k: FileKind = kind.value
+        rel = f"{FOLDERS[k]}/{(name.value or '').strip()}"
+        try:
+            made = await run.io_bound(service.create_file, rel, k)
+        except (Conflict, UserError) as e:
+            with messages:
+                problem(service.shown(e))
+            return
+        if made is not None:
+            ui.navigate.to(link_to(FORM_PAGES.get(k, "/edit"), path=made.path))  # its form editor
+
+    create.on_click(make)
+
+
+def _file_rows(service: Service, kind: FileKind) -> None:
+    """The files of one kind: each with its editors, kind, size and time modified."""
+    from nicegui import ui
+
+    files = service.list_files(kind)
+    if not files:
+        ui.label("no files yet").classes("text-slate-500 text-sm")
+        return
+    with ui.grid(columns=FILE_COLUMNS).classes("gap-x-6 gap-y-1 items-center"):
+        for head in ("file", "editor", "kind", "size", "modified"):
+            ui.label(head).classes("text-xs uppercase text-slate-500")
+        for f in files:
+            testid(ui.link(f.path, link_to("/edit", path=f.path)).classes("break-all"), f"file-{f.path}")
+            form = FORM_PAGES.get(kind)
+            if form is not None:
+                testid(ui.link("form", link_to(form, path=f.path)), f"form-{f.path}")
+            else:
+                ui.label("")
+            ui.label(KIND_LABELS[kind])
+            testid(ui.label(size_text(f.size)), f"size-{f.path}")
+            testid(ui.label(date_text(f.modified)), f"modified-{f.path}")
+
+
+def files_page(service: Service, access: Access) -> None:
+    """Every config, task source and scenario (with a form to make one), and the runs."""
+    from nicegui import ui
+
+    if denied(access, "Files"):
+        return
+    with frame("Files", access):
+        testid(ui.link("Workspace settings (benchwright.yaml)", link_to("/settings")), "settings-link")
+        _new_file_form(service, access)
+        for kind, folder in FOLDERS.items():
+            ui.label(f"{folder}/").classes("text-lg font-medium")
+            _file_rows(service, kind)
+        ui.label("results/").classes("text-lg font-medium")
+        for run_ in service.runs():
+            ui.link(f"{run_['run_id']} ({run_['state']})", link_to("/run", run_["run_id"]))
+
+
+def settings_page(service: Service, access: Access) -> None:
+    """The workspace settings (benchwright.yaml) in a YAML editor only an admin may save."""
+    from nicegui import ui
+
+    if denied(access, "Workspace settings"):
+        return
+    with frame("Workspace settings", access):
+        ui.label("benchwright.yaml: providers, sandbox, limits (environment variable names only, never "
+                 "keys). Only an admin may change it.").classes("text-sm text-slate-600")
+        got = service.read_settings()
+
+        def allowed(problems: Any) -> bool:
+            if access.allows("admin"):
+                return True
+            with problems:
+                problem("only an admin's token may change the workspace settings")
+            return False
+
+        yaml_editor(got.text, got.etag, service.check_settings, service.write_settings, allowed,
+                    say_clean=True, name="settings-editor")
+
+
+def edit_page(service: Service, access: Access, path: str) -> None:
+    """The YAML editor of one config, task source or scenario."""
+    from nicegui import ui
+
+    if denied(access, f"Edit {path}"):
+        return
+    kind = _kind(path)
+    with frame(f"Edit {path}", access):
+        if kind is None:
+            ui.label(f"{path} is not a config, task source or scenario").classes("text-red-700")
+            return
+        try:
+            got = service.read_file(path, kind)
+        except UserError as e:
+            ui.label(str(e)).classes("text-red-700")
+            return
+        yaml_editor(got.text, got.etag, lambda text: service.check_text(path, text, kind),
+                    lambda text, tag: service.write_file(path, text, kind, tag),
+                    lambda problems: may_write(access, problems))
+
+
+def register(service: Service, access: Access) -> None:
+    """Define the ``/`` (Files), ``/settings`` and ``/edit`` pages (relative to the UI's mount)."""
+    from nicegui import ui
 
     @ui.page("/")
-    def files_page() -> None:
-        if denied(access, "Files"):
-            return
-        with frame("Files", access):
-            testid(ui.link("Workspace settings (benchwright.yaml)", link_to("/settings")), "settings-link")
-            new_file_form()
-            for kind, folder in FOLDERS.items():
-                ui.label(f"{folder}/").classes("text-lg font-medium")
-                file_rows(kind)
-            ui.label("results/").classes("text-lg font-medium")
-            for run_ in service.runs():
-                ui.link(f"{run_['run_id']} ({run_['state']})", link_to("/run", run_["run_id"]))
+    def _files() -> None:
+        files_page(service, access)
 
     @ui.page("/settings")
-    def settings_page() -> None:
-        if denied(access, "Workspace settings"):
-            return
-        with frame("Workspace settings", access):
-            ui.label("benchwright.yaml: providers, sandbox, limits (environment variable names only, never "
-                     "keys). Only an admin may change it.").classes("text-sm text-slate-600")
-            got = service.read_settings()
-
-            def allowed(problems: Any) -> bool:
-                if access.allows("admin"):
-                    return True
-                with problems:
-                    problem("only an admin's token may change the workspace settings")
-                return False
-
-            yaml_editor(got.text, got.etag, service.check_settings, service.write_settings, allowed,
-                        say_clean=True, name="settings-editor")
+    def _settings() -> None:
+        settings_page(service, access)
 
     @ui.page("/edit")
-    def edit_page(path: str) -> None:
-        if denied(access, f"Edit {path}"):
-            return
-        kind = _kind(path)
-        with frame(f"Edit {path}", access):
-            if kind is None:
-                ui.label(f"{path} is not a config, task source or scenario").classes("text-red-700")
-                return
-            try:
-                got = service.read_file(path, kind)
-            except UserError as e:
-                ui.label(str(e)).classes("text-red-700")
-                return
-            yaml_editor(got.text, got.etag, lambda text: service.check_text(path, text, kind),
-                        lambda text, tag: service.write_file(path, text, kind, tag),
-                        lambda problems: may_write(access, problems))
+    def _edit(path: str) -> None:
+        edit_page(service, access, path)
 
 
 def yaml_editor(text: str, etag: str, check: Callable[[str], list[Problem]],

@@ -65,72 +65,80 @@ def show_preview(p: dict[str, Any]) -> None:
             testid(ui.label(money(m["cost_usd"]) if m["price_known"] else "no price"), "preview-model-cost")
 
 
-def register(service: Service, access: Access) -> None:
+def launch_page(service: Service, access: Access) -> None:
+    """A config and task sources to choose, the run's preview, a name, and Start."""
     from nicegui import run, ui
 
-    @ui.page("/launch")
-    def launch_page() -> None:
-        if denied(access, "Launch a run"):
-            return
-        with frame("Launch a run", access):
-            configs = [f.path for f in service.list_files("config")]
-            with ui.row().classes("items-start gap-4"):
-                chosen = ui.select(configs, value=configs[0] if configs else None, label="execution config") \
-                    .classes("w-96").props('data-testid="config"')
-                sources = ui.select([f.path for f in service.list_files("task-source")], value=[], multiple=True,
-                                    label="task sources (none: the config's own)").classes("w-96") \
-                    .props('data-testid="task-sources" use-chips')
-                name = ui.input("run name (optional)", placeholder="config-date-time") \
-                    .classes("w-72").props('data-testid="run-name"')
-            ui.label("Preview").classes("text-xl font-semibold")
-            preview = ui.column().classes("w-full gap-1")
+    if denied(access, "Launch a run"):
+        return
+    with frame("Launch a run", access):
+        configs = [f.path for f in service.list_files("config")]
+        with ui.row().classes("items-start gap-4"):
+            chosen = ui.select(configs, value=configs[0] if configs else None, label="execution config") \
+                .classes("w-96").props('data-testid="config"')
+            sources = ui.select([f.path for f in service.list_files("task-source")], value=[], multiple=True,
+                                label="task sources (none: the config's own)").classes("w-96") \
+                .props('data-testid="task-sources" use-chips')
+            name = ui.input("run name (optional)", placeholder="config-date-time") \
+                .classes("w-72").props('data-testid="run-name"')
+        ui.label("Preview").classes("text-xl font-semibold")
+        preview = ui.column().classes("w-full gap-1")
 
-            asked = {"n": 0}  # only the latest preview asked for is shown
+        asked = {"n": 0}  # only the latest preview asked for is shown
 
-            async def show() -> None:
-                asked["n"] += 1
-                mine = asked["n"]
-                preview.clear()
-                if not chosen.value:
-                    with preview:
-                        ui.label("No config yet: write one under configs/ first.")
-                    return
+        async def show() -> None:
+            asked["n"] += 1
+            mine = asked["n"]
+            preview.clear()
+            if not chosen.value:
                 with preview:
-                    ui.label("working out the preview...").classes("text-slate-600")
-                try:  # off the UI's event loop: it loads every task and reads the cache
-                    p = await run.io_bound(service.preview, str(chosen.value), list(sources.value or []))
-                except UserError as e:
-                    if mine != asked["n"]:
-                        return
-                    preview.clear()
-                    with preview:
-                        show_problems(e, service)
-                    return
+                    ui.label("No config yet: write one under configs/ first.")
+                return
+            with preview:
+                ui.label("working out the preview...").classes("text-slate-600")
+            try:  # off the UI's event loop: it loads every task and reads the cache
+                p = await run.io_bound(service.preview, str(chosen.value), list(sources.value or []))
+            except UserError as e:
                 if mine != asked["n"]:
                     return
                 preview.clear()
-                if p is not None:
-                    with preview:
-                        show_preview(p)
+                with preview:
+                    show_problems(e, service)
+                return
+            if mine != asked["n"]:
+                return
+            preview.clear()
+            if p is not None:
+                with preview:
+                    show_preview(p)
 
-            async def start() -> None:
-                errors.clear()
-                if not may_write(access, errors):
-                    return
-                try:  # off the UI's event loop: launching checks every file and may ask providers
-                    rid = await run.io_bound(service.launch, str(chosen.value), list(sources.value or []),
-                                             str(name.value or "").strip() or None)
-                except UserError as e:
-                    with errors:
-                        show_problems(e, service)
-                    return
-                if rid is None:
-                    return
-                await run.io_bound(service.wait_started, rid)
-                ui.navigate.to(link_to("/run", rid))
+        async def start() -> None:
+            errors.clear()
+            if not may_write(access, errors):
+                return
+            try:  # off the UI's event loop: launching checks every file and may ask providers
+                rid = await run.io_bound(service.launch, str(chosen.value), list(sources.value or []),
+                                         str(name.value or "").strip() or None)
+            except UserError as e:
+                with errors:
+                    show_problems(e, service)
+                return
+            if rid is None:
+                return
+            await run.io_bound(service.wait_started, rid)
+            ui.navigate.to(link_to("/run", rid))
 
-            chosen.on_value_change(show)
-            sources.on_value_change(show)
-            testid(ui.button("Start", on_click=start), "start")
-            errors = ui.column()
-            ui.timer(0.1, show, once=True)
+        chosen.on_value_change(show)
+        sources.on_value_change(show)
+        testid(ui.button("Start", on_click=start), "start")
+        errors = ui.column()
+        ui.timer(0.1, show, once=True)
+
+
+def register(service: Service, access: Access) -> None:
+    """Define the ``/launch`` page (relative to the UI's mount)."""
+    from nicegui import ui
+
+    @ui.page("/launch")
+    def _launch() -> None:
+        launch_page(service, access)

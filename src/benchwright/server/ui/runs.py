@@ -153,59 +153,74 @@ def _controls(service: Service, access: Access, run_id: str, st: dict[str, Any],
             testid(ui.button("Retry errors", on_click=lambda: act("retry")).props("outline"), "retry-errors")
 
 
+def runs_page(service: Service, access: Access) -> None:
+    """Every run: its name, creation, config, models, state, progress and pass rate."""
+    from nicegui import ui
+
+    if denied(access, "Runs"):
+        return
+    with frame("Runs", access):
+        runs = service.runs()
+        if not runs:
+            ui.label("No runs yet: start one from Launch.")
+        _runs_table(runs)
+
+
+def run_page(service: Service, access: Access, run_id: str) -> None:
+    """One run: its state and controls, its progress (refreshed while it runs), its results."""
+    from nicegui import ui
+
+    if denied(access, f"Run {run_id}"):
+        return
+    with frame(f"Run {run_id}", access):
+        top = ui.column().classes("w-full gap-2")
+        messages = ui.column()
+        progress = ui.column().classes("w-full")
+        results = ui.column().classes("w-full")
+        seen: dict[str, Any] = {"state": "", "top": None}
+
+        def refresh() -> None:
+            st = service.status(run_id)
+            shown = (st["state"], st.get("resumable"), bool(st["progress"].get("errors")), st.get("pass_rate"))
+            if shown != seen["top"]:  # rebuilt only when it changes: a button being clicked stays
+                seen["top"] = shown
+                top.clear()
+                with top:
+                    _header(st)
+                    _controls(service, access, run_id, st, wake, messages)
+            progress.clear()
+            with progress:
+                show_progress(st)
+            active = st["state"] in ACTIVE
+            if st["state"] != seen["state"]:
+                results.clear()
+                if not active:
+                    with results:
+                        ui.label("Results" if st["state"] == "completed" else "Results so far") \
+                            .classes("text-xl font-semibold mt-4")
+                        try:
+                            show_results(service, run_id)
+                        except InfraError as e:  # a damaged run folder: say which file
+                            problem(service.shown(e))
+            seen["state"] = st["state"]
+            timer.active = active
+
+        def wake() -> None:
+            refresh()
+            timer.activate()
+
+        timer = ui.timer(1.0, refresh)
+        refresh()
+
+
 def register(service: Service, access: Access) -> None:
+    """Define the ``/runs`` and ``/run/{run_id}`` pages (relative to the UI's mount)."""
     from nicegui import ui
 
     @ui.page("/runs")
-    def runs_page() -> None:
-        if denied(access, "Runs"):
-            return
-        with frame("Runs", access):
-            runs = service.runs()
-            if not runs:
-                ui.label("No runs yet: start one from Launch.")
-            _runs_table(runs)
+    def _runs() -> None:
+        runs_page(service, access)
 
     @ui.page("/run/{run_id}")
-    def run_page(run_id: str) -> None:
-        if denied(access, f"Run {run_id}"):
-            return
-        with frame(f"Run {run_id}", access):
-            top = ui.column().classes("w-full gap-2")
-            messages = ui.column()
-            progress = ui.column().classes("w-full")
-            results = ui.column().classes("w-full")
-            seen: dict[str, Any] = {"state": "", "top": None}
-
-            def refresh() -> None:
-                st = service.status(run_id)
-                shown = (st["state"], st.get("resumable"), bool(st["progress"].get("errors")), st.get("pass_rate"))
-                if shown != seen["top"]:  # rebuilt only when it changes: a button being clicked stays
-                    seen["top"] = shown
-                    top.clear()
-                    with top:
-                        _header(st)
-                        _controls(service, access, run_id, st, wake, messages)
-                progress.clear()
-                with progress:
-                    show_progress(st)
-                active = st["state"] in ACTIVE
-                if st["state"] != seen["state"]:
-                    results.clear()
-                    if not active:
-                        with results:
-                            ui.label("Results" if st["state"] == "completed" else "Results so far") \
-                                .classes("text-xl font-semibold mt-4")
-                            try:
-                                show_results(service, run_id)
-                            except InfraError as e:  # a damaged run folder: say which file
-                                problem(service.shown(e))
-                seen["state"] = st["state"]
-                timer.active = active
-
-            def wake() -> None:
-                refresh()
-                timer.activate()
-
-            timer = ui.timer(1.0, refresh)
-            refresh()
+    def _run(run_id: str) -> None:
+        run_page(service, access, run_id)

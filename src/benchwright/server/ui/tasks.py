@@ -581,32 +581,39 @@ class TaskPage:
                 testid(ui.label(p.render()).classes("text-amber-700"), "warning")
 
 
+async def tasks_page(service: Service, access: Access | None, path: str = "") -> None:
+    """The editor of one task source (its problems, with a link to the raw YAML, if it cannot be read)."""
+    from nicegui import run, ui
+
+    if denied(access, f"Tasks {path}"):
+        return
+    with frame(f"Tasks {path}", access):
+        ui.link("Raw YAML", link_to("/edit", path=path))
+        root = ui.column().classes("w-full gap-4")
+    try:
+        loaded = await run.io_bound(service.task_source, path)  # parsed off the event loop, once a version
+        if loaded is None:  # the server is stopping
+            return
+        got, source = loaded
+    except InputError as e:
+        with root:
+            for line in _problems_text(e.problems):
+                problem(line)
+            ui.link("open the raw YAML editor to fix it", link_to("/edit", path=path))
+        return
+    except (UserError, ValueError) as e:
+        with root:
+            problem(str(e))
+            ui.link("open the raw YAML editor", link_to("/edit", path=path))
+        return
+    TaskPage(service, access, path, got.text, got.etag, source).build(root)
+
+
 def register(service: Service, access: Access | None = None) -> None:
     """Define the page ``/tasks?path=tasks/x.yaml`` (NiceGUI keeps it for the process); with
     ``access`` (``serve --auth``), reading needs a viewer's token, saving an editor's."""
-    from nicegui import run, ui
+    from nicegui import ui
 
     @ui.page("/tasks")
-    async def tasks_page(path: str = "") -> None:
-        if denied(access, f"Tasks {path}"):
-            return
-        with frame(f"Tasks {path}", access):
-            ui.link("Raw YAML", link_to("/edit", path=path))
-            root = ui.column().classes("w-full gap-4")
-        try:
-            loaded = await run.io_bound(service.task_source, path)  # parsed off the event loop, once a version
-            if loaded is None:  # the server is stopping
-                return
-            got, source = loaded
-        except InputError as e:
-            with root:
-                for line in _problems_text(e.problems):
-                    problem(line)
-                ui.link("open the raw YAML editor to fix it", link_to("/edit", path=path))
-            return
-        except (UserError, ValueError) as e:
-            with root:
-                problem(str(e))
-                ui.link("open the raw YAML editor", link_to("/edit", path=path))
-            return
-        TaskPage(service, access, path, got.text, got.etag, source).build(root)
+    async def _tasks(path: str = "") -> None:
+        await tasks_page(service, access, path)
