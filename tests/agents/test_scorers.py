@@ -517,7 +517,7 @@ def test_llm_judge_is_not_mechanical(project: Run) -> None:
     assert result.details["rubric"] == rubric and result.details["required"] is False
 
 
-# -- the SPEC's scenario, honest and cheating --------------------------------------------------
+# -- the example scenario, honest and cheating ----------------------------------------------
 
 SCENARIO = [
     {"name": "tests", "type": "command", "command": "python3 tests/test_calc.py", "timeout_s": 60},

@@ -1,5 +1,5 @@
-"""One attempt: one agent on one scenario task, as the document says: copy the workspace, set it up, commit
-the baseline, hide the hidden files, run the agent, save what it said and did, put the hidden
+"""One attempt: one agent on one scenario task (docs/agents.md, "One agent run"): copy the
+workspace, set it up, commit the baseline, hide the hidden files, run the agent, save what it said and did, put the hidden
 files back, capture the diff, run the scorers in the still-live workspace, then the judge; and
 the three gates: ``objective``, ``judge`` and ``run-badge``.
 """
@@ -101,7 +101,7 @@ def run_command_agent(spec: AgentSpec, workspace: Path, turns: list[str], sandbo
 
     Its environment: ``BENCHWRIGHT_PROMPT``, ``BENCHWRIGHT_PROMPT_FILE``,
     ``BENCHWRIGHT_RESPONSE_FILE``, ``BENCHWRIGHT_TRAJECTORY_FILE``, ``BENCHWRIGHT_TURN``,
-    ``BENCHWRIGHT_AGENT_DIR`` (where ``files`` are, its own scripts), the variables the spec's
+    ``BENCHWRIGHT_AGENT_DIR`` (where ``files`` are, its own scripts), the variables the agent's
     ``pass_env`` names (from ``environ``; nothing else of the harness's), and with an
     ``invocation`` its private HOME and model endpoint (:mod:`benchwright.agents.invocation`).
     A preset's command line, environment and home files come from the preset, and its

@@ -1,7 +1,7 @@
-"""The scenario format: a workspace recipe, the
-scorers, and the tasks an agent is given.
+"""The scenario format: a workspace recipe, the scorers, and the tasks an agent is given
+(docs/formats.md has its reference).
 
-The field rules of the document are enforced here, so that ``benchwright validate`` reports a
+The field rules are enforced here, so that ``benchwright validate`` reports a
 violation like any other config error (file, line, place): ``command`` timeout 1-3600 s,
 non-negative ``limit``, non-empty pattern and path lists, a relative ``file_exists`` path with
 no parent traversal.
