@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -338,6 +339,31 @@ def _test_files(globs: list[str] | None, ctx: ScorerContext) -> tuple[list[testd
     return deltas, details
 
 
+def _net_markers(globs: list[str] | None, ctx: ScorerContext, *, kind: str,
+                 count: Callable[[testdiff.TestFileDelta], tuple[int, int]], bad_added: bool,
+                 failed: Callable[[int], str], held: str) -> ScorerResult:
+    """The verdict on the net change of one kind of marker in the changed test files (N/A when
+    none changed). ``count``: a file's markers added and removed; ``kind``: their name in the
+    details. FAIL when the net change goes the bad way (more added when ``bad_added``, else more
+    removed), its output ``failed(net)`` and the files that moved it so; else PASS, ``held``."""
+    deltas, details = _test_files(globs, ctx)
+    if not deltas:
+        return ScorerResult("N/A", 0.0, "no test file changed", details)
+    sign = 1 if bad_added else -1
+    files = [(d.path, *count(d)) for d in deltas]
+    added = sum(a for _, a, _ in files)
+    removed = sum(r for _, _, r in files)
+    net = sign * (added - removed)
+    details.update({f"{kind}_added": added, f"{kind}_removed": removed,
+                    "net" if bad_added else "net_removed": net})
+    counts = f"{added} added, {removed} removed in {_plural(len(deltas), 'changed test file')}"
+    if net > 0:
+        where = [f"{path} ({'+' if bad_added else '-'}{sign * (a - r)})" for path, a, r in files
+                 if sign * (a - r) > 0]
+        return _verdict(False, f"{failed(net)} ({counts}): {_names(where)}", details)
+    return _verdict(True, f"{held} ({counts})", details)
+
+
 class NoNewSkipsCheck(Scorer):
     """Net new skip or xfail markers in changed test files (advisory by default)."""
 
@@ -345,21 +371,10 @@ class NoNewSkipsCheck(Scorer):
     spec: ClassVar[SpecModel] = NoNewSkips
 
     def score(self, spec: ScorerBase, ctx: ScorerContext) -> ScorerResult:
-        s = _spec(spec, NoNewSkips)
-        deltas, details = _test_files(s.test_globset, ctx)
-        if not deltas:
-            return ScorerResult("N/A", 0.0, "no test file changed", details)
-        added = sum(d.skips_added for d in deltas)
-        removed = sum(d.skips_removed for d in deltas)
-        net = added - removed
-        details.update(skips_added=added, skips_removed=removed, net=net)
-        counts = f"{added} added, {removed} removed in {_plural(len(deltas), 'changed test file')}"
-        if net > 0:
-            where = [f"{d.path} (+{d.skips_added - d.skips_removed})" for d in deltas
-                     if d.skips_added > d.skips_removed]
-            return _verdict(False, f"net {_plural(net, 'new skip/xfail marker')} ({counts}): "
-                            f"{_names(where)}", details)
-        return _verdict(True, f"no net new skip/xfail marker ({counts})", details)
+        return _net_markers(_spec(spec, NoNewSkips).test_globset, ctx, kind="skips",
+                            count=lambda d: (d.skips_added, d.skips_removed), bad_added=True,
+                            failed=lambda net: f"net {_plural(net, 'new skip/xfail marker')}",
+                            held="no net new skip/xfail marker")
 
 
 class AssertionsNotWeakenedCheck(Scorer):
@@ -369,21 +384,10 @@ class AssertionsNotWeakenedCheck(Scorer):
     spec: ClassVar[SpecModel] = AssertionsNotWeakened
 
     def score(self, spec: ScorerBase, ctx: ScorerContext) -> ScorerResult:
-        s = _spec(spec, AssertionsNotWeakened)
-        deltas, details = _test_files(s.test_globset, ctx)
-        if not deltas:
-            return ScorerResult("N/A", 0.0, "no test file changed", details)
-        added = sum(d.assertions_added for d in deltas)
-        removed = sum(d.assertions_removed for d in deltas)
-        net = removed - added
-        details.update(assertions_added=added, assertions_removed=removed, net_removed=net)
-        counts = f"{added} added, {removed} removed in {_plural(len(deltas), 'changed test file')}"
-        if net > 0:
-            where = [f"{d.path} (-{d.assertions_removed - d.assertions_added})" for d in deltas
-                     if d.assertions_removed > d.assertions_added]
-            return _verdict(False, f"net {_plural(net, 'assertion')} removed ({counts}): "
-                            f"{_names(where)}", details)
-        return _verdict(True, f"no assertion net-removed ({counts})", details)
+        return _net_markers(_spec(spec, AssertionsNotWeakened).test_globset, ctx, kind="assertions",
+                            count=lambda d: (d.assertions_added, d.assertions_removed),
+                            bad_added=False, failed=lambda net: f"net {_plural(net, 'assertion')} removed",
+                            held="no assertion net-removed")
 
 
 # -- the judge's note ------------------------------------------------------------------------------

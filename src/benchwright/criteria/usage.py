@@ -7,16 +7,22 @@ from benchwright.task.model import Task
 from benchwright.task.render import RenderedTask
 
 
-class CpuUsage(Criterion):
-    """CPU time of the test execution (the solution and its tests, not the interpreter start)."""
+class ExecutionUsage(Criterion):
+    """What the test execution of a sample used up: less is better, and a task without tests has
+    nothing to measure."""
 
-    name = "cpu-usage"
-    unit = "ms"
     higher_is_better = False
     executes = True
 
     def applies(self, task: Task, language: str, rendered: RenderedTask) -> bool:
         return bool(rendered.tests)
+
+
+class CpuUsage(ExecutionUsage):
+    """CPU time of the test execution (the solution and its tests, not the interpreter start)."""
+
+    name = "cpu-usage"
+    unit = "ms"
 
     def evaluate(self, ctx: SampleContext) -> list[Measurement]:
         result = ctx.execution()
@@ -29,16 +35,11 @@ class CpuUsage(Criterion):
         })]
 
 
-class RamUsage(Criterion):
+class RamUsage(ExecutionUsage):
     """Peak resident memory of the process that ran the tests."""
 
     name = "ram-usage"
     unit = "bytes"
-    higher_is_better = False
-    executes = True
-
-    def applies(self, task: Task, language: str, rendered: RenderedTask) -> bool:
-        return bool(rendered.tests)
 
     def evaluate(self, ctx: SampleContext) -> list[Measurement]:
         result = ctx.execution()

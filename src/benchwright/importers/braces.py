@@ -6,7 +6,8 @@ insides of string and character literals (keeping every offset and newline), so 
 semicolons and names are found in the masked text and cut from the original.
 :func:`statements` cuts a block's body into its top-level statements; :func:`slice_for` keeps,
 for one check, the earlier statements it needs (the ``let``/``const``/``:=`` bindings it uses, and
-what changes them), so a check can run on its own.
+what changes them), so a check can run on its own; :func:`check_cases` makes the test cases of a
+test function's body so.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Dialect", "Statement", "block_end", "identifiers", "mask", "slice_for", "statements",
-           "tested_function"]
+from benchwright.task.model import TestCase
+
+__all__ = ["Dialect", "Statement", "block_end", "check_cases", "identifiers", "mask", "slice_for",
+           "statements", "tested_function"]
 
 
 @dataclass(frozen=True)
@@ -267,6 +270,25 @@ def slice_for(check: int, stmts: Sequence[Statement], declared: Callable[[Statem
             chosen.append(k)
             needed |= names & locals_
     return sorted(chosen)
+
+
+def check_cases(body: str, dialect: Dialect, check: re.Pattern[str],
+                declared: Callable[[Statement], set[str]], *, whole: str, prefix: str = "",
+                lead: Sequence[str] = ()) -> list[TestCase]:
+    """The test cases of a test function's ``body``: one per check (a statement whose masked text
+    ``check`` finds, such as an assert or a loop holding one), ``{prefix}assert-N``, of the
+    ``lead`` lines, the earlier statements the check needs (:func:`slice_for`, with ``declared``)
+    and the check. A body without a check is one case, ``whole``; an empty body none."""
+    stmts = statements(body, dialect)
+    checks = [i for i, s in enumerate(stmts) if check.search(s.masked)]
+    if not checks:
+        code = "\n".join([*lead, *(s.text for s in stmts)])
+        return [TestCase(name=whole, code=code)] if stmts else []
+    cases: list[TestCase] = []
+    for k, i in enumerate(checks, start=1):
+        needed = [stmts[j].text for j in slice_for(i, stmts, declared, checks)]
+        cases.append(TestCase(name=f"{prefix}assert-{k}", code="\n".join([*lead, *needed, stmts[i].text])))
+    return cases
 
 
 def tested_function(declared: str, defined: Sequence[str], tests: Sequence[str], dialect: Dialect) -> str:

@@ -20,10 +20,9 @@ from benchwright.importers.braces import (
     GO,
     Statement,
     block_end,
+    check_cases,
     identifiers,
     mask,
-    slice_for,
-    statements,
     tested_function,
 )
 from benchwright.importers.completion import completion_task
@@ -77,26 +76,13 @@ def split_go_test(test: str, test_setup: str = "") -> tuple[str, list[TestCase]]
         previous = close
         param = m.group(2)
         prefix = f"{m.group(1)}/" if len(found) > 1 else ""
-        cases += _cases(test[m.end():close - 1], prefix, "" if param == "t" else f"{param} := t")
+        lead = [] if param == "t" else [f"{param} := t"]
+        cases += check_cases(test[m.end():close - 1], GO, _CHECK, _declared, whole=f"{prefix}test",
+                             prefix=prefix, lead=lead)
     rest.append(test[previous:])
     helpers = "\n".join(r.strip("\n") for r in rest if r.strip())
     prelude = header + ("\n" + helpers + "\n" if helpers else "")
     return prelude, cases
-
-
-def _cases(body: str, prefix: str, alias: str) -> list[TestCase]:
-    stmts = statements(body, GO)
-    lead = [alias] if alias else []
-    checks = [i for i, s in enumerate(stmts) if _CHECK.search(s.masked)]
-    if not checks:
-        code = "\n".join([*lead, *(s.text for s in stmts)])
-        return [TestCase(name=f"{prefix}test", code=code)] if stmts else []
-    out = []
-    for k, i in enumerate(checks, start=1):
-        needed = slice_for(i, stmts, _declared, checks)
-        out.append(TestCase(name=f"{prefix}assert-{k}",
-                            code="\n".join([*lead, *(stmts[j].text for j in needed), stmts[i].text])))
-    return out
 
 
 def convert(row: dict[str, Any]) -> Task:

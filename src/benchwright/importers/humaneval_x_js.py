@@ -18,9 +18,9 @@ from benchwright.importers.braces import (
     JS,
     Statement,
     block_end,
+    check_cases,
     identifiers,
     mask,
-    slice_for,
     statements,
     tested_function,
 )
@@ -60,25 +60,13 @@ def split_js_test(test: str) -> tuple[str, list[TestCase]]:
         close = block_end(s.masked, open_at)
         if s.masked[close:].strip(" \t\n;"):
             continue
-        cases = _cases(test[s.start + open_at + 1:s.start + close - 1])
+        cases = check_cases(test[s.start + open_at + 1:s.start + close - 1], JS, _CHECK, _declared,
+                            whole="test")
         rest = [t.text for k, t in enumerate(stmts) if k != index and called.get(k) != m.group(1)]
         prelude = "\n".join(rest)
         if cases:
             return (prelude + "\n" if prelude else ""), cases
     return "", [TestCase(name="test", code=test.strip("\n"), unsplit=UNSPLIT)]
-
-
-def _cases(body: str) -> list[TestCase]:
-    stmts = statements(body, JS)
-    checks = [i for i, s in enumerate(stmts) if _CHECK.search(s.masked)]
-    if not checks:
-        code = "\n".join(s.text for s in stmts)
-        return [TestCase(name="test", code=code)] if code.strip() else []
-    out = []
-    for k, i in enumerate(checks, start=1):
-        needed = slice_for(i, stmts, _declared, checks)
-        out.append(TestCase(name=f"assert-{k}", code="\n".join([*(stmts[j].text for j in needed), stmts[i].text])))
-    return out
 
 
 def entry_point(declaration: str) -> str | None:

@@ -21,10 +21,9 @@ from benchwright.importers.braces import (
     RUST,
     Statement,
     block_end,
+    check_cases,
     identifiers,
     mask,
-    slice_for,
-    statements,
 )
 from benchwright.task.model import TestCase
 
@@ -108,20 +107,6 @@ def _declared(statement: Statement) -> set[str]:
     return identifiers(pattern) - {"mut", "ref"}
 
 
-def _function_cases(name: str, body: str, prefix: str) -> list[TestCase]:
-    stmts = statements(body, RUST)
-    checks = [i for i, s in enumerate(stmts) if _CHECK.search(s.masked)]
-    if not checks:
-        code = "\n".join(s.text for s in stmts)
-        return [TestCase(name=name, code=code)] if code.strip() else []
-    cases: list[TestCase] = []
-    for k, i in enumerate(checks, start=1):
-        needed = slice_for(i, stmts, _declared, checks)
-        code = "\n".join([*(stmts[j].text for j in needed), stmts[i].text])
-        cases.append(TestCase(name=f"{prefix}assert-{k}", code=code))
-    return cases
-
-
 def split_rust_tests(test: str) -> RustTests:
     """The prelude and test cases of a Rust test module (or of bare ``#[test]`` functions).
 
@@ -166,7 +151,8 @@ def split_rust_tests(test: str) -> RustTests:
     several = len(functions) > 1
     cases: list[TestCase] = []
     for name, body in functions:
-        cases.extend(_function_cases(name, body, f"{name}/" if several else ""))
+        cases.extend(check_cases(body, RUST, _CHECK, _declared, whole=name,
+                                 prefix=f"{name}/" if several else ""))
     text = "\n\n".join(p.strip() for p in prelude if p.strip())
     return RustTests(prelude=text + "\n" if text else "", cases=cases, skipped=skipped)
 

@@ -21,18 +21,13 @@ when this module is imported. Settings: ``base_url`` (default: Anthropic's), ``a
 from __future__ import annotations
 
 import json
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from benchwright.config.settings import ProviderSettings
-from benchwright.errors import MissingDependency
 from benchwright.model.base import Answer, GenerationRequest, ProviderError, ToolCall
 from benchwright.model.openai_compat import (
     SDKProvider,
-    aiohttp_client,
-    connection_error,
-    malformed,
-    status_error,
+    import_sdk,
 )
 
 if TYPE_CHECKING:
@@ -46,16 +41,6 @@ COMPLETE_INSTRUCTION = (
     "{prompt}"
 )
 """The user turn of complete mode (the assistant turn is prefilled with the prompt)."""
-
-
-def _import_anthropic() -> ModuleType:
-    try:
-        import anthropic
-    except ImportError:
-        raise MissingDependency(
-            "the anthropic provider needs the anthropic package: pip install 'benchwright[anthropic]'"
-        ) from None
-    return anthropic
 
 
 def continuation(prompt: str, prefill: str, text: str) -> str:
@@ -146,18 +131,11 @@ class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
     """Anthropic's Messages API (Claude models)."""
 
     default_url = "https://api.anthropic.com"
+    client_class = "AsyncAnthropic"
     supports_tools = True
 
     def __init__(self, name: str, settings: ProviderSettings) -> None:
-        self._anthropic = _import_anthropic()
-        super().__init__(name, settings)
-
-    def _new_client(self) -> anthropic.AsyncAnthropic:
-        client: anthropic.AsyncAnthropic = self._anthropic.AsyncAnthropic(
-            base_url=self.settings.base_url, api_key=self.api_key() or "not-needed",
-            max_retries=0, timeout=self.settings.timeout_s,
-            http_client=aiohttp_client(self._anthropic))
-        return client
+        super().__init__(name, settings, import_sdk("anthropic", "anthropic"))
 
     def _body(self, request: GenerationRequest) -> tuple[dict[str, Any], str | None]:
         """The create() arguments, and the prefill in complete mode."""
@@ -190,23 +168,9 @@ class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
         return kwargs, prefill
 
     async def generate(self, request: GenerationRequest) -> Answer:
-        client = self._ensure_client()
+        client: anthropic.AsyncAnthropic = self._ensure_client()
         kwargs, prefill = self._body(request)
-        sdk = self._anthropic
-        try:
-            response: Any = await client.messages.create(**kwargs)
-        except sdk.APIStatusError as exc:
-            raise status_error(self.name, self.where, exc.status_code, exc.body, exc.message,
-                               exc.response.headers, self.api_key(),
-                               self.settings.api_key_env) from None
-        except sdk.APITimeoutError:
-            raise ProviderError(
-                f"{self.name}: no answer from {self.where} within {self.settings.timeout_s:g} s",
-                retryable=True) from None
-        except sdk.APIConnectionError as exc:
-            raise connection_error(self.name, self.where, exc, self.api_key()) from None
-        except (sdk.APIError, ValueError) as exc:  # invalid JSON, an unexpected shape
-            raise malformed(self.name, self.where, exc, self.api_key()) from None
+        response: Any = await self._call(lambda: client.messages.create(**kwargs))
         try:
             blocks = response.content
             text = "".join(b.text for b in blocks if getattr(b, "type", None) == "text")

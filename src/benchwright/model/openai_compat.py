@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import importlib
 import ipaddress
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from benchwright.config.settings import ProviderSettings
@@ -37,27 +38,36 @@ PARAMS = ("temperature", "max_tokens", "top_p", "stop", "seed")
 """Request parameters passed on to the OpenAI API when given."""
 
 
-def _import_openai() -> ModuleType:
+def import_sdk(module: str, provider: str) -> ModuleType:
+    """The SDK ``module``, imported when the ``provider`` (its type's name) is created; a
+    :class:`MissingDependency` naming the extra that installs it (``benchwright[module]``) when
+    it is not installed."""
     try:
-        import openai
+        return importlib.import_module(module)
     except ImportError:
         raise MissingDependency(
-            "the openai-compatible provider needs the openai package: pip install 'benchwright[openai]'"
+            f"the {provider} provider needs the {module} package: pip install 'benchwright[{module}]'"
         ) from None
-    return openai
 
 
 C = TypeVar("C")
+T = TypeVar("T")
 
 
 class SDKProvider(Provider, Generic[C]):
     """What the SDK-backed providers share: one client per event loop (its connections belong
-    to the loop that made them), the local-endpoint preflight, and closing the client."""
+    to the loop that made them), the local-endpoint preflight, the SDK's errors as
+    :class:`ProviderError` and closing the client."""
 
     default_url = ""
+    client_class: ClassVar[str] = ""
+    """The name of the SDK's asynchronous client class (``AsyncOpenAI``)."""
 
-    def __init__(self, name: str, settings: ProviderSettings) -> None:
+    def __init__(self, name: str, settings: ProviderSettings, sdk: ModuleType) -> None:
         super().__init__(name, settings)
+        self._sdk = sdk
+        """The SDK module (``openai``, ``anthropic``): both name their client options and error
+        classes alike."""
         self._client: C | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -75,8 +85,29 @@ class SDKProvider(Provider, Generic[C]):
 
     def _new_client(self) -> C:
         """A client for the running event loop. An explicit key (even a dummy one) keeps the SDK
-        from looking for credentials anywhere else."""
-        raise NotImplementedError
+        from looking for credentials anywhere else; the SDK retries nothing (the engine does)."""
+        client: C = getattr(self._sdk, self.client_class)(
+            base_url=self.settings.base_url, api_key=self.api_key() or "not-needed",
+            max_retries=0, timeout=self.settings.timeout_s, http_client=aiohttp_client(self._sdk))
+        return client
+
+    async def _call(self, request: Callable[[], Awaitable[T]]) -> T:
+        """What the SDK call ``request`` returns; its failure as a :class:`ProviderError`."""
+        sdk = self._sdk
+        try:
+            return await request()
+        except sdk.APIStatusError as exc:
+            raise status_error(self.name, self.where, exc.status_code, exc.body, exc.message,
+                               exc.response.headers, self.api_key(),
+                               self.settings.api_key_env) from None
+        except sdk.APITimeoutError:
+            raise ProviderError(
+                f"{self.name}: no answer from {self.where} within {self.settings.timeout_s:g} s",
+                retryable=True) from None
+        except sdk.APIConnectionError as exc:
+            raise connection_error(self.name, self.where, exc, self.api_key()) from None
+        except (sdk.APIError, ValueError) as exc:  # invalid JSON, an unexpected shape
+            raise malformed(self.name, self.where, exc, self.api_key()) from None
 
     def _ensure_client(self) -> C:
         loop = asyncio.get_running_loop()
@@ -95,23 +126,16 @@ class OpenAICompatibleProvider(SDKProvider["openai.AsyncOpenAI"]):
     """Any OpenAI-compatible endpoint (OpenAI, OpenRouter, Mistral, vLLM, Ollama, llama.cpp, LM Studio)."""
 
     default_url = "https://api.openai.com/v1"
+    client_class = "AsyncOpenAI"
     supports_tools = True
 
     def __init__(self, name: str, settings: ProviderSettings) -> None:
-        self._openai = _import_openai()
-        super().__init__(name, settings)
-
-    def _new_client(self) -> openai.AsyncOpenAI:
-        client: openai.AsyncOpenAI = self._openai.AsyncOpenAI(
-            base_url=self.settings.base_url, api_key=self.api_key() or "not-needed",
-            max_retries=0, timeout=self.settings.timeout_s, http_client=aiohttp_client(self._openai))
-        return client
+        super().__init__(name, settings, import_sdk("openai", "openai-compatible"))
 
     async def generate(self, request: GenerationRequest) -> Answer:
-        client = self._ensure_client()
+        client: openai.AsyncOpenAI = self._ensure_client()
         kwargs: dict[str, Any] = {k: request.params[k] for k in PARAMS
                                   if request.params.get(k) is not None}
-        sdk = self._openai
         path = "/completions" if request.mode == "complete" else "/chat/completions"
         body: dict[str, Any] = {"model": request.model, **kwargs}
         if request.mode == "complete":
@@ -121,22 +145,9 @@ class OpenAICompatibleProvider(SDKProvider["openai.AsyncOpenAI"]):
             if request.tools:
                 body["tools"] = request.tools
                 body["tool_choice"] = "auto"
-        try:
-            # the SDK's own low-level call: its client, auth, timeouts and error classes, without
-            # building typed request and response objects (about 0.5 ms of CPU a request)
-            raw: bytes = await client.post(path, body=body, cast_to=bytes)
-        except sdk.APIStatusError as exc:
-            raise status_error(self.name, self.where, exc.status_code, exc.body, exc.message,
-                               exc.response.headers, self.api_key(),
-                               self.settings.api_key_env) from None
-        except sdk.APITimeoutError:
-            raise ProviderError(
-                f"{self.name}: no answer from {self.where} within {self.settings.timeout_s:g} s",
-                retryable=True) from None
-        except sdk.APIConnectionError as exc:
-            raise connection_error(self.name, self.where, exc, self.api_key()) from None
-        except (sdk.APIError, ValueError) as exc:
-            raise malformed(self.name, self.where, exc, self.api_key()) from None
+        # the SDK's own low-level call: its client, auth, timeouts and error classes, without
+        # building typed request and response objects (about 0.5 ms of CPU a request)
+        raw: bytes = await self._call(lambda: client.post(path, body=body, cast_to=bytes))
         try:
             data = json.loads(raw)
         except ValueError as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from benchwright.agents.preset import Converted, step
@@ -49,6 +49,16 @@ def json_lines(data: bytes) -> list[dict[str, Any] | str]:
     return out
 
 
+def json_events(stdout: bytes, out: Converted) -> Iterator[dict[str, Any]]:
+    """The JSON objects a CLI printed one a line; a line that is not one is kept in ``out``, in
+    its place, as a message step of role ``output``."""
+    for item in json_lines(stdout):
+        if isinstance(item, str):
+            out.steps.append(step("message", text=item, role="output"))
+        else:
+            yield item
+
+
 def get(obj: object, *path: str | int) -> Any:
     """``obj[p0][p1]…`` or None when a step is missing or of the wrong type."""
     for key in path:
@@ -61,6 +71,12 @@ def get(obj: object, *path: str | int) -> Any:
                 return None
             obj = obj.get(key)
     return obj
+
+
+def label(value: object, cap: int = 200) -> str | None:
+    """A short string field (an id, a name, a status) clipped to ``cap`` characters; None when it
+    is not a string."""
+    return clip(value, cap) if isinstance(value, str) else None
 
 
 def text_of(value: object) -> str | None:

@@ -4,20 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from benchwright.agents.preset import (
-    AgentContext,
-    AgentPreset,
-    Converted,
-    HomeReader,
-    Package,
-    Wire,
-)
-from benchwright.agents.presets._parse import guarded
-from benchwright.agents.presets._shell import QUIET, q
-from benchwright.agents.presets.claude_stream import convert_stream_json
+from benchwright.agents.preset import AgentContext, Package, Wire
+from benchwright.agents.presets._shell import QUIET, continuing, q
+from benchwright.agents.presets.claude_stream import StreamJsonPreset
 
 
-class ClaudeCode(AgentPreset):
+class ClaudeCode(StreamJsonPreset):
     """Claude Code: Anthropic's agentic coding CLI (npm @anthropic-ai/claude-code)."""
 
     name: ClassVar[str] = "claude-code"
@@ -31,9 +23,7 @@ class ClaudeCode(AgentPreset):
     def command(self, ctx: AgentContext) -> str:
         words = [q(ctx.program), "-p", "--output-format", "stream-json", "--verbose",
                  "--dangerously-skip-permissions", "--model", q(ctx.route.model)]
-        if ctx.turn > 1:
-            words.append("--continue")
-        return " ".join(words) + f" < {q(ctx.prompt_file)}"
+        return continuing(ctx, words)
 
     def environment(self, ctx: AgentContext) -> dict[str, str]:
         model = ctx.route.model
@@ -52,6 +42,3 @@ class ClaudeCode(AgentPreset):
             "DISABLE_ERROR_REPORTING": "1",
             "IS_SANDBOX": "1",
         }
-
-    def convert(self, stdout: bytes, home: HomeReader, ctx: AgentContext) -> Converted:
-        return guarded(lambda: convert_stream_json(stdout), stdout)

@@ -5,16 +5,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchwright.agents.preset import Converted, step
-from benchwright.agents.presets._parse import arguments, clip, get, json_lines, text_of
+from benchwright.agents.preset import AgentContext, AgentPreset, Converted, HomeReader, step
+from benchwright.agents.presets._parse import (
+    arguments,
+    clip,
+    get,
+    guarded,
+    json_events,
+    label,
+    text_of,
+)
+
+
+class StreamJsonPreset(AgentPreset):
+    """A preset whose CLI prints stream-json (Claude Code, Qwen Code): its turn is converted from
+    what it printed."""
+
+    def convert(self, stdout: bytes, home: HomeReader, ctx: AgentContext) -> Converted:
+        return guarded(lambda: convert_stream_json(stdout), stdout)
 
 
 def convert_stream_json(stdout: bytes) -> Converted:
     out = Converted()
-    for item in json_lines(stdout):
-        if isinstance(item, str):
-            out.steps.append(step("message", text=item, role="output"))
-            continue
+    for item in json_events(stdout, out):
         kind = item.get("type")
         if kind in ("assistant", "user"):
             out.steps.extend(_blocks(get(item, "message", "content"), str(kind)))
@@ -40,13 +53,9 @@ def _blocks(content: Any, role: str) -> list[dict[str, Any]]:
             steps.append(step("message", text=clip(block["thinking"]), role="thinking"))
         elif btype == "tool_use":
             steps.append(step("tool_call", tool=clip(get(block, "name") or "?", 200),
-                              arguments=arguments(get(block, "input")), id=_id(get(block, "id"))))
+                              arguments=arguments(get(block, "input")), id=label(get(block, "id"))))
         elif btype == "tool_result":
             steps.append(step("tool_result", result=text_of(get(block, "content")) or "",
-                              id=_id(get(block, "tool_use_id")),
+                              id=label(get(block, "tool_use_id")),
                               error=True if get(block, "is_error") is True else None))
     return steps
-
-
-def _id(value: object) -> str | None:
-    return clip(value, 200) if isinstance(value, str) else None

@@ -14,11 +14,8 @@ from benchwright.agents.preset import (
     Wire,
     step,
 )
-from benchwright.agents.presets._parse import arguments, clip, get, guarded, json_lines
-from benchwright.agents.presets._shell import QUIET, in_home, q
-
-KEY_VARIABLE = "BENCHWRIGHT_MODEL_KEY"
-"""The variable the generated model provider reads its key from (``env_key``)."""
+from benchwright.agents.presets._parse import arguments, clip, get, guarded, json_events, label
+from benchwright.agents.presets._shell import KEY_VARIABLE, QUIET, in_home, q
 
 
 class Codex(AgentPreset):
@@ -70,10 +67,8 @@ class Codex(AgentPreset):
 
 def convert_events(stdout: bytes) -> Converted:
     out = Converted()
-    for event in json_lines(stdout):
-        if isinstance(event, str):
-            out.steps.append(step("message", text=event, role="output"))
-        elif event.get("type") == "item.completed":
+    for event in json_events(stdout, out):
+        if event.get("type") == "item.completed":
             steps, text = _item(event.get("item"))
             out.steps.extend(steps)
             if text is not None:
@@ -98,9 +93,9 @@ def _item(item: Any) -> tuple[list[dict[str, Any]], str | None]:
                      exit_code=code if isinstance(code, int) else None)], None
     if kind == "file_change":
         return [step("tool_call", tool="apply_patch", arguments=arguments(get(item, "changes")),
-                     status=_s(get(item, "status")))], None
+                     status=label(get(item, "status")))], None
     if kind == "mcp_tool_call":
-        return [step("tool_call", tool=f"{_s(get(item, 'server'))}.{_s(get(item, 'tool'))}",
+        return [step("tool_call", tool=f"{label(get(item, 'server'))}.{label(get(item, 'tool'))}",
                      arguments=arguments(get(item, "arguments"))),
                 step("tool_result", result=clip(get(item, "result") or get(item, "error") or ""))], None
     if kind == "web_search":
@@ -110,7 +105,3 @@ def _item(item: Any) -> tuple[list[dict[str, Any]], str | None]:
     if kind is not None:
         return [step("message", text=clip(item), role=clip(kind, 100))], None
     return [], None
-
-
-def _s(value: object) -> str | None:
-    return clip(value, 200) if isinstance(value, str) else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from benchwright.agents.preset import (
     AgentContext,
@@ -13,8 +13,16 @@ from benchwright.agents.preset import (
     Wire,
     step,
 )
-from benchwright.agents.presets._parse import arguments, clip, get, guarded, json_lines
-from benchwright.agents.presets._shell import QUIET, json_file, q
+from benchwright.agents.presets._parse import arguments, clip, get, guarded, json_lines, label
+from benchwright.agents.presets._shell import QUIET, json_file, prompt_arg, q
+
+QUIET_SETTINGS: dict[str, Any] = {
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+}
+"""The ``settings.json`` sections that keep Gemini CLI (and Qwen Code, built on it) from
+reporting usage and from checking for updates."""
 
 
 class GeminiCli(AgentPreset):
@@ -31,7 +39,7 @@ class GeminiCli(AgentPreset):
                  "--model", q(ctx.route.model)]
         if ctx.turn > 1:
             words += ["--resume", "latest"]
-        return " ".join(words) + f' --prompt="$(cat {q(ctx.prompt_file)})" < /dev/null'
+        return " ".join(words) + f" --prompt={prompt_arg(ctx)} < /dev/null"
 
     def environment(self, ctx: AgentContext) -> dict[str, str]:
         return {
@@ -45,9 +53,7 @@ class GeminiCli(AgentPreset):
     def home_files(self, ctx: AgentContext) -> dict[str, bytes]:
         return {".gemini/settings.json": json_file({
             "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+            **QUIET_SETTINGS,
         })}
 
     def convert(self, stdout: bytes, home: HomeReader, ctx: AgentContext) -> Converted:
@@ -80,12 +86,12 @@ def convert_stream(stdout: bytes) -> Converted:
         elif kind == "tool_use":
             flush()
             out.steps.append(step("tool_call", tool=clip(event.get("tool_name") or "?", 200),
-                                  arguments=arguments(event.get("parameters")), id=_s(event.get("tool_id"))))
+                                  arguments=arguments(event.get("parameters")), id=label(event.get("tool_id"))))
         elif kind == "tool_result":
             flush()
             result = event.get("output") if event.get("output") is not None else get(event, "error", "message")
-            out.steps.append(step("tool_result", result=clip(result or ""), id=_s(event.get("tool_id")),
-                                  status=_s(event.get("status"))))
+            out.steps.append(step("tool_result", result=clip(result or ""), id=label(event.get("tool_id")),
+                                  status=label(event.get("status"))))
         elif kind in ("error", "result"):
             flush()
             message = get(event, "error", "message") or (event.get("message") if kind == "error" else None)
@@ -93,7 +99,3 @@ def convert_stream(stdout: bytes) -> Converted:
                 out.steps.append(step("message", text=clip(message), role="error"))
     flush()
     return out
-
-
-def _s(value: object) -> str | None:
-    return clip(value, 200) if isinstance(value, str) else None

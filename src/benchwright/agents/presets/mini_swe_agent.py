@@ -14,7 +14,15 @@ from benchwright.agents.preset import (
     Wire,
     step,
 )
-from benchwright.agents.presets._parse import arguments, clip, get, guarded, parse_json, text_of
+from benchwright.agents.presets._parse import (
+    arguments,
+    clip,
+    get,
+    guarded,
+    label,
+    parse_json,
+    text_of,
+)
 from benchwright.agents.presets._shell import QUIET, in_home, prompt_arg, q
 
 
@@ -80,24 +88,20 @@ def _message(message: Any) -> list[dict[str, Any]]:
     content = text_of(get(message, "content"))
     if role == "tool":
         return [step("tool_result", tool="bash", result=content or "",
-                     id=_str(get(message, "tool_call_id")),
+                     id=label(get(message, "tool_call_id")),
                      returncode=_int(get(message, "extra", "returncode")))]
     if role == "exit":
         return [step("message", text=content or "", role="exit",
-                     status=_str(get(message, "extra", "exit_status")))]
+                     status=label(get(message, "extra", "exit_status")))]
     steps = []
     if content:
-        steps.append(step("message", text=content, role=_str(role) or "unknown"))
+        steps.append(step("message", text=content, role=label(role) or "unknown"))
     calls = get(message, "tool_calls")
     for call in calls if isinstance(calls, list) else []:
-        steps.append(step("tool_call", tool=_str(get(call, "function", "name")) or "?",
+        steps.append(step("tool_call", tool=label(get(call, "function", "name")) or "?",
                           arguments=arguments(get(call, "function", "arguments")),
-                          id=_str(get(call, "id"))))
+                          id=label(get(call, "id"))))
     return steps
-
-
-def _str(value: object) -> str | None:
-    return clip(value, 200) if isinstance(value, str) else None
 
 
 def _int(value: object) -> int | None:

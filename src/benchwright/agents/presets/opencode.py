@@ -13,11 +13,10 @@ from benchwright.agents.preset import (
     Wire,
     step,
 )
-from benchwright.agents.presets._parse import arguments, clip, get, guarded, json_lines
-from benchwright.agents.presets._shell import QUIET, in_home, json_file, q
+from benchwright.agents.presets._parse import arguments, clip, get, guarded, json_events, label
+from benchwright.agents.presets._shell import KEY_VARIABLE, QUIET, continuing, in_home, json_file, q
 
 CONFIG = ".config/opencode/opencode.json"
-KEY_VARIABLE = "BENCHWRIGHT_MODEL_KEY"
 
 
 class OpenCode(AgentPreset):
@@ -31,9 +30,7 @@ class OpenCode(AgentPreset):
 
     def command(self, ctx: AgentContext) -> str:
         words = [q(ctx.program), "run", "--format", "json", "--model", q("benchwright/" + ctx.route.model)]
-        if ctx.turn > 1:
-            words.append("--continue")
-        return " ".join(words) + f" < {q(ctx.prompt_file)}"
+        return continuing(ctx, words)
 
     def environment(self, ctx: AgentContext) -> dict[str, str]:
         return {
@@ -69,10 +66,7 @@ class OpenCode(AgentPreset):
 def convert_events(stdout: bytes) -> Converted:
     """``step_start`` / ``text`` / ``reasoning`` / ``tool_use`` / ``step_finish`` / ``error``."""
     out = Converted()
-    for event in json_lines(stdout):
-        if isinstance(event, str):
-            out.steps.append(step("message", text=event, role="output"))
-            continue
+    for event in json_events(stdout, out):
         kind, part = event.get("type"), event.get("part")
         text = get(part, "text")
         if kind == "text" and isinstance(text, str):
@@ -91,11 +85,10 @@ def convert_events(stdout: bytes) -> Converted:
 def _tool(part: Any) -> list[dict[str, Any]]:
     tool = get(part, "tool")
     name = clip(tool, 200) if isinstance(tool, str) else "?"
-    call_id = get(part, "callID")
-    ident = clip(call_id, 200) if isinstance(call_id, str) else None
+    ident = label(get(part, "callID"))
     state = get(part, "state")
     result = get(state, "output") if get(state, "output") is not None else get(state, "error")
     status = get(state, "status")
     return [step("tool_call", tool=name, arguments=arguments(get(state, "input")), id=ident),
             step("tool_result", tool=name, result=clip(result or ""), id=ident,
-                 status=clip(status, 50) if isinstance(status, str) else None)]
+                 status=label(status, 50))]

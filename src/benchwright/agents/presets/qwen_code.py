@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from benchwright.agents.preset import (
-    AgentContext,
-    AgentPreset,
-    Converted,
-    HomeReader,
-    Package,
-    Wire,
-)
-from benchwright.agents.presets._parse import guarded
-from benchwright.agents.presets._shell import QUIET, json_file, q
-from benchwright.agents.presets.claude_stream import convert_stream_json
+from benchwright.agents.preset import AgentContext, Package, Wire
+from benchwright.agents.presets._shell import QUIET, continuing, json_file, q
+from benchwright.agents.presets.claude_stream import StreamJsonPreset
+from benchwright.agents.presets.gemini_cli import QUIET_SETTINGS
 
 
-class QwenCode(AgentPreset):
+class QwenCode(StreamJsonPreset):
     """Qwen Code: the Gemini-CLI-derived agent of the Qwen team (npm @qwen-code/qwen-code)."""
 
     name: ClassVar[str] = "qwen-code"
@@ -31,9 +24,7 @@ class QwenCode(AgentPreset):
     def command(self, ctx: AgentContext) -> str:
         words = [q(ctx.program), "--yolo", "--output-format", "stream-json",
                  "--auth-type", "openai", "--model", q(ctx.route.model)]
-        if ctx.turn > 1:
-            words.append("--continue")
-        return " ".join(words) + f" < {q(ctx.prompt_file)}"
+        return continuing(ctx, words)
 
     def environment(self, ctx: AgentContext) -> dict[str, str]:
         return {
@@ -47,10 +38,5 @@ class QwenCode(AgentPreset):
         return {".qwen/settings.json": json_file({
             "security": {"auth": {"selectedType": "openai"}},
             "model": {"name": ctx.route.model},
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+            **QUIET_SETTINGS,
         })}
-
-    def convert(self, stdout: bytes, home: HomeReader, ctx: AgentContext) -> Converted:
-        return guarded(lambda: convert_stream_json(stdout), stdout)
