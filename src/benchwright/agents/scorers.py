@@ -1,6 +1,6 @@
-"""The scorer catalogue of the scorer document: one :class:`Scorer` per type.
+"""The built-in scorer types (docs/agents.md lists them): one :class:`Scorer` per type.
 
-Every scorer yields PASS, FAIL or N/A and a score. Decisions the document leaves open:
+Every scorer yields PASS, FAIL or N/A and a score. How they score:
 
 * **Scores** are 1.0 for PASS and 0.0 for FAIL for every mechanical scorer (N/A: 0.0, counted
   nowhere). A constraint is met or not: a run that touched one forbidden file is not "90 %"
@@ -410,4 +410,4 @@ SCORERS: tuple[type[Scorer], ...] = (
     FileExistsCheck, TestsUnmodifiedCheck, BaselineUnmodifiedCheck, NoNewSkipsCheck,
     AssertionsNotWeakenedCheck, LlmJudgeCheck,
 )
-"""Every scorer type of the document, registered under kind ``scorer`` by ``type``."""
+"""Every built-in scorer type, registered under kind ``scorer`` by ``type``."""

@@ -1,4 +1,4 @@
-"""Path globs, and the two heuristic reward-hacking detectors of the scorer document: net new
+"""Path globs, and the two heuristic reward-hacking detectors among the scorers: net new
 skip or xfail markers, and net-removed assertions, counted on the line diff of changed test files.
 
 Globs (every path scorer and ``test_globset``) are shell-style :func:`fnmatch.fnmatchcase`
@@ -17,7 +17,7 @@ files whose *name* matches a test-name glob (pytest ``test_*.py`` / ``*_test.py`
 ``*.spec.js|ts``, Go ``*_test.go``...) or that lie under a ``tests/``, ``test/``,
 ``__tests__/`` or ``src/test/`` folder at any depth.
 
-The detectors are approximate by design (the document makes them advisory by default): they read
+The detectors are approximate by design (they are advisory by default): they read
 the added and removed lines of each changed test file, leave out comments (a ``# assert x`` or
 ``// expect(`` line, or the part of a line after ``#`` / ``//`` outside a string) and the
 contents of strings, and count skip markers and assertions per framework, chosen by the file's
