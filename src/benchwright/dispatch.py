@@ -1,5 +1,5 @@
 """Await many coroutines, a bounded number at once: the loop the executors and the agent
-sessions share."""
+batch share."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ def kinds() -> editor.ScorerTypes:
     """The installed scorer types, as the service gives them to the scenario form."""
     from benchwright.agents.scenario import installed_scorer_models
 
-    return editor.ScorerTypes(dict(installed_scorer_models()))
+    return editor.ScorerTypes(installed_scorer_models())
 
 
 def comments(text: str) -> list[str]:

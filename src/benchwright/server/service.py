@@ -392,7 +392,7 @@ class Service:
         from benchwright.agents.scenario import installed_scorer_models
         from benchwright.config.editor import ScorerTypes
 
-        return ScorerTypes(dict(installed_scorer_models()))
+        return ScorerTypes(installed_scorer_models())
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run of the workspace, newest first (by when it was created), with its state,
